@@ -1,0 +1,215 @@
+package engine
+
+import "sort"
+
+// applyLocked makes the change an event records. Live operations and replay
+// both come through here. It returns an error only for an event that does not
+// fit the tree, which in replay means the record is corrupt.
+func (e *Engine) applyLocked(ev *Event) error {
+	if ev.Seq != e.seq+1 {
+		return corrupt("event %d follows event %d: the record has a gap or is out of order", ev.Seq, e.seq)
+	}
+	if ev.Time < e.last {
+		return corrupt("event %d goes back in time", ev.Seq)
+	}
+	var err error
+	switch ev.Kind {
+	case KindSettings:
+		err = e.applySettings(ev)
+	case KindSessionOpened:
+		err = e.applySessionOpened(ev)
+	case KindSessionClosed, KindSessionExpired:
+		err = e.applySessionEnded(ev)
+	case KindNodeCreated:
+		err = e.applyNodeCreated(ev)
+	case KindNodeEnded:
+		err = e.applyNodeEnded(ev)
+	case KindNodesRemoved:
+		err = e.applyNodesRemoved(ev)
+	case KindConsumed:
+		err = e.applyConsumed(ev)
+	case KindLeaseGranted:
+		err = e.applyLeaseGranted(ev)
+	case KindLeaseReleased, KindLeaseExpired:
+		err = e.applyLeaseEnded(ev)
+	case KindQuotaSet, KindLimitSet:
+		err = e.applyCapSet(ev)
+	case KindDefaultsSet:
+		err = e.applyDefaultsSet(ev)
+	default:
+		err = corrupt("event %d has unknown kind %d", ev.Seq, ev.Kind)
+	}
+	if err != nil {
+		return err
+	}
+	e.seq = ev.Seq
+	e.last = ev.Time
+	e.rememberLocked(ev)
+	return nil
+}
+
+func (e *Engine) applySettings(ev *Event) error {
+	if ev.Settings == nil || ev.Settings.TombstoneTTL < 0 || ev.Settings.NodeRetention < 0 {
+		return corrupt("event %d: bad settings", ev.Seq)
+	}
+	e.settings = *ev.Settings
+	return nil
+}
+
+func (e *Engine) applyNodeCreated(ev *Event) error {
+	p := e.nodes[ev.Node]
+	if p == nil || p.state != Active || ev.Spec == nil || ev.Target < e.next || p.depth >= MaxDepth {
+		return corrupt("event %d creates node %d under unknown, ended or too deep node %d", ev.Seq, ev.Target, ev.Node)
+	}
+	if err := validSpec(ev.Spec); err != nil {
+		return corrupt("event %d: %v", ev.Seq, err)
+	}
+	sp := ev.Spec
+	n := &node{
+		id: ev.Target, parent: p, tenant: p.tenant, name: sp.Name, depth: p.depth + 1,
+		created: ev.Time, deadline: sp.Deadline, eff: minDeadline(sp.Deadline, p.eff),
+		weight: sp.Weight, priority: sp.Priority,
+	}
+	if p == e.root {
+		n.tenant = n
+	}
+	setCaps(n, p.defaults.Quotas, p.defaults.Limits)
+	setCaps(n, sp.Quotas, sp.Limits)
+	if ch := p.defaults.Children; ch != nil {
+		n.defaults = Defaults{Caps: Caps{Quotas: copyCaps(ch.Quotas), Limits: copyCaps(ch.Limits)}}
+	}
+	if p.children == nil {
+		p.children = make(map[ID]*node)
+		p.byName = make(map[string]*node)
+	}
+	p.children[n.id] = n
+	p.byName[n.name] = n
+	e.nodes[n.id] = n
+	e.next = n.id + 1
+	if n.deadline != 0 && n.eff == n.deadline {
+		e.timers.pushDeadline(n.deadline, n.id)
+	}
+	e.markNode(n)
+	e.markNode(p)
+	if ch := ev.Charge; ch != nil {
+		if ch.Amount < 1 || validKey("charge", ch.Resource) != nil {
+			return corrupt("event %d: bad charge", ev.Seq)
+		}
+		e.chargeLocked(p, ch.Resource, ch.Amount)
+	}
+	return nil
+}
+
+func setCaps(n *node, quotas, limits map[string]int64) {
+	for r, v := range quotas {
+		rs := n.resource(r)
+		rs.capped, rs.cap = true, v
+	}
+	for c, v := range limits {
+		cs := n.class(c)
+		cs.limited, cs.limit = true, v
+	}
+}
+
+func minDeadline(a, b int64) int64 {
+	if a == 0 || b != 0 && b < a {
+		return b
+	}
+	return a
+}
+
+func (e *Engine) applyNodeEnded(ev *Event) error {
+	n := e.nodes[ev.Node]
+	if n == nil || n == e.root || n.state != Active || ev.State == Active || ev.State > DeadlineExceeded {
+		return corrupt("event %d ends unknown, root or ended node %d", ev.Seq, ev.Node)
+	}
+	e.endTreeLocked(n, ev.State, ev.Time)
+	e.timers.pushRemoval(ev.Time, n.id)
+	return nil
+}
+
+// endTreeLocked ends n with state st and every active node beneath it: their
+// leases are revoked and their queued acquires fail. Below n, a node is
+// cancelled, or past its deadline if n is.
+func (e *Engine) endTreeLocked(n *node, st State, now int64) {
+	n.state, n.ended = st, now
+	e.markNode(n)
+	for _, l := range n.leases {
+		e.endLeaseLocked(l, OutcomeRevoked, now)
+	}
+	for _, cs := range n.cls {
+		if cs.group != nil {
+			e.failGroupLocked(cs.group, ErrNodeEnded)
+		}
+	}
+	below := Cancelled
+	if st == DeadlineExceeded {
+		below = DeadlineExceeded
+	}
+	for _, ch := range n.children {
+		if ch.state == Active {
+			e.endTreeLocked(ch, below, now)
+		}
+	}
+}
+
+func (e *Engine) applyNodesRemoved(ev *Event) error {
+	for _, id := range ev.IDs {
+		n := e.nodes[id]
+		if n == nil || n == e.root || n.state == Active {
+			return corrupt("event %d removes unknown, root or active node %d", ev.Seq, id)
+		}
+		p := n.parent
+		for r, rs := range n.res {
+			prs := p.resource(r)
+			prs.settled += rs.used
+		}
+		delete(p.children, n.id)
+		if p.byName[n.name] == n {
+			p.byName[n.name] = newestNamed(p, n.name)
+			if p.byName[n.name] == nil {
+				delete(p.byName, n.name)
+			}
+		}
+		e.markNode(p)
+		e.forgetTreeLocked(n)
+	}
+	return nil
+}
+
+// newestNamed returns p's newest child called name, or nil.
+func newestNamed(p *node, name string) *node {
+	var best *node
+	for _, ch := range p.children {
+		if ch.name == name && (best == nil || ch.id > best.id) {
+			best = ch
+		}
+	}
+	return best
+}
+
+func (e *Engine) forgetTreeLocked(n *node) {
+	delete(e.nodes, n.id)
+	e.dirty.nodes = append(e.dirty.nodes, n.id)
+	for _, ch := range n.children {
+		e.forgetTreeLocked(ch)
+	}
+}
+
+func (e *Engine) applyDefaultsSet(ev *Event) error {
+	n := e.nodes[ev.Node]
+	if n == nil || ev.Defaults == nil {
+		return corrupt("event %d sets defaults on unknown node %d", ev.Seq, ev.Node)
+	}
+	d := *ev.Defaults
+	n.defaults = Defaults{Caps: Caps{Quotas: copyCaps(d.Quotas), Limits: copyCaps(d.Limits)}}
+	if d.Children != nil {
+		n.defaults.Children = &Caps{Quotas: copyCaps(d.Children.Quotas), Limits: copyCaps(d.Children.Limits)}
+	}
+	e.markNode(n)
+	return nil
+}
+
+func sortInfos(infos []NodeInfo) {
+	sort.Slice(infos, func(i, j int) bool { return infos[i].ID < infos[j].ID })
+}

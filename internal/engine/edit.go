@@ -1,0 +1,126 @@
+package engine
+
+// SetQuota sets the cap of resource on node id; nil removes it. A cap may be
+// set below what is used: nothing is taken back, and every further consume
+// through the node is denied. A session may edit any node in its scope except
+// the scope node itself; a session scoped to the root may edit the root.
+func (e *Engine) SetQuota(c *Call, id ID, resource string, value *int64) error {
+	return e.setCap(c, KindQuotaSet, id, resource, value)
+}
+
+// SetLimit sets the concurrency limit of class on node id; nil removes it.
+// Lowering a limit below what is held revokes nothing: grants through the
+// node stop until enough leases come back. Same scope rule as SetQuota.
+func (e *Engine) SetLimit(c *Call, id ID, class string, value *int64) error {
+	return e.setCap(c, KindLimitSet, id, class, value)
+}
+
+func (e *Engine) setCap(c *Call, kind Kind, id ID, key string, value *int64) error {
+	field := "resource"
+	if kind == KindLimitSet {
+		field = "class"
+	}
+	if err := validKey(field, key); err != nil {
+		return err
+	}
+	if value != nil && *value < 0 {
+		return invalid("value", "must be 0 or more, or absent to remove the cap; got %d", *value)
+	}
+	if err := validRequest(c); err != nil {
+		return err
+	}
+	h := uint64(newHash(kind).num(int64(id)).str(key).opt(value))
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	now := e.nowLocked()
+	defer e.finishLocked(c, now)
+	n, s, err := e.editTargetLocked(c, id, h, now, false)
+	if err != nil || n == nil {
+		return err
+	}
+	ev := &Event{Kind: kind, Node: n.id, Name: key}
+	if value != nil {
+		v := *value
+		ev.Value = &v
+	}
+	e.stampLocked(ev, s, c, h)
+	e.emitLocked(ev, now)
+	return nil
+}
+
+// SetDefaults replaces what nodes created under id start with from now on.
+// Nodes that exist keep their caps. A session may set the defaults of its own
+// scope and of anything in it.
+func (e *Engine) SetDefaults(c *Call, id ID, d Defaults) error {
+	if err := validDefaults(&d); err != nil {
+		return err
+	}
+	if err := validRequest(c); err != nil {
+		return err
+	}
+	h := uint64(newHash(KindDefaultsSet).num(int64(id)).defaults(&d))
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	now := e.nowLocked()
+	defer e.finishLocked(c, now)
+	n, s, err := e.editTargetLocked(c, id, h, now, true)
+	if err != nil || n == nil {
+		return err
+	}
+	d.Quotas, d.Limits = copyCaps(d.Quotas), copyCaps(d.Limits)
+	if d.Children != nil {
+		d.Children = &Caps{Quotas: copyCaps(d.Children.Quotas), Limits: copyCaps(d.Children.Limits)}
+	}
+	ev := &Event{Kind: KindDefaultsSet, Node: n.id, Defaults: &d}
+	e.stampLocked(ev, s, c, h)
+	e.emitLocked(ev, now)
+	return nil
+}
+
+// editTargetLocked resolves the node an edit names and checks the caller may
+// edit it. A nil node with a nil error means the request id was seen before
+// and the edit is already done.
+func (e *Engine) editTargetLocked(c *Call, id ID, h uint64, now int64, ownScope bool) (*node, *session, error) {
+	s, err := e.sessionLocked(c, now)
+	if err != nil {
+		return nil, nil, err
+	}
+	n, err := e.resolveLocked(s, id)
+	if err != nil {
+		return nil, nil, err
+	}
+	if _, ok, err := e.recallLocked(s, c, h); err != nil || ok {
+		return nil, nil, err
+	}
+	if s != nil && n == s.scope && n != e.root && !ownScope {
+		return nil, nil, ErrForbidden
+	}
+	if err := e.activeLocked(n, now); err != nil {
+		return nil, nil, err
+	}
+	return n, s, nil
+}
+
+func (e *Engine) applyCapSet(ev *Event) error {
+	n := e.nodes[ev.Node]
+	if n == nil || validKey("name", ev.Name) != nil || ev.Value != nil && *ev.Value < 0 {
+		return corrupt("event %d sets a cap on unknown node %d", ev.Seq, ev.Node)
+	}
+	e.markNode(n)
+	if ev.Kind == KindQuotaSet {
+		rs := n.resource(ev.Name)
+		rs.capped, rs.cap = ev.Value != nil, 0
+		if ev.Value != nil {
+			rs.cap = *ev.Value
+		}
+		return nil
+	}
+	cs := n.class(ev.Name)
+	cs.limited, cs.limit = ev.Value != nil, 0
+	if ev.Value != nil {
+		cs.limit = *ev.Value
+	}
+	e.unparkLocked(cs)
+	e.wantDispatch(ev.Name)
+	return nil
+}

@@ -1,0 +1,138 @@
+package engine
+
+import (
+	"sync"
+)
+
+// Engine is the whole tree and every rule about it. Create one with New or
+// Restore; the zero value is not usable. Safe for concurrent use.
+type Engine struct {
+	clock Clock
+	sink  Sink
+
+	mu       sync.Mutex // guards every field below
+	seq      uint64     // sequence number of the last event
+	last     int64      // time of the last event; the engine's time never goes back
+	next     ID         // next id to hand out
+	settings Settings
+	nodes    map[ID]*node
+	root     *node
+	sessions map[ID]*session
+	tokens   map[[32]byte]*session
+	leases   map[ID]*lease
+	tombs    map[ID]*tombstone
+	queues   map[string]*classQueue
+	arrivals uint64 // order of waiters
+
+	timers timers // heaps of the times at which something may expire
+
+	dispatch []string // classes whose queue may now grant, set by apply
+	dirty    dirtySet // entities changed since the last snapshot capture
+	replay   bool     // applying recorded events: no waiters, no dispatch
+}
+
+// Options are what an engine is built with.
+type Options struct {
+	Clock Clock // required
+	Sink  Sink  // nil discards events
+}
+
+type discard struct{}
+
+func (discard) Emit(*Event) {}
+
+// New returns an empty engine: the root node, default settings, no events.
+func New(opts Options) *Engine {
+	e := newEngine(opts)
+	e.root = &node{id: RootID, name: "root"}
+	e.root.tenant = e.root
+	e.nodes[RootID] = e.root
+	e.next = RootID + 1
+	e.settings = DefaultSettings()
+	return e
+}
+
+func newEngine(opts Options) *Engine {
+	if opts.Sink == nil {
+		opts.Sink = discard{}
+	}
+	return &Engine{
+		clock:    opts.Clock,
+		sink:     opts.Sink,
+		nodes:    make(map[ID]*node),
+		sessions: make(map[ID]*session),
+		tokens:   make(map[[32]byte]*session),
+		leases:   make(map[ID]*lease),
+		tombs:    make(map[ID]*tombstone),
+		queues:   make(map[string]*classQueue),
+	}
+}
+
+// Seq returns the sequence number of the last event.
+func (e *Engine) Seq() uint64 {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return e.seq
+}
+
+// Settings returns the settings in force.
+func (e *Engine) Settings() Settings {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return e.settings
+}
+
+// nowLocked reads the clock. The engine's time never goes back, so events are
+// in time order as well as in sequence order.
+func (e *Engine) nowLocked() int64 {
+	t := e.clock.Now().UnixNano()
+	if t < e.last {
+		return e.last
+	}
+	return t
+}
+
+// emitLocked gives ev the next sequence number and the time now, applies it,
+// and hands it to the sink. Live events cannot fail to apply: the operation
+// checked everything first, so a failure is a bug.
+func (e *Engine) emitLocked(ev *Event, now int64) {
+	ev.Seq = e.seq + 1
+	ev.Time = now
+	if err := e.applyLocked(ev); err != nil {
+		panic("engine: live event failed to apply: " + err.Error())
+	}
+	e.sink.Emit(ev)
+}
+
+// finishLocked ends a live operation: it lets every queue that may now grant
+// do so, and tells the caller how far the record must reach.
+func (e *Engine) finishLocked(c *Call, now int64) {
+	for len(e.dispatch) > 0 {
+		class := e.dispatch[len(e.dispatch)-1]
+		e.dispatch = e.dispatch[:len(e.dispatch)-1]
+		e.dispatchLocked(class, now)
+	}
+	c.Seq = e.seq
+}
+
+// Configure records new settings, if they differ from those in force.
+func (e *Engine) Configure(c *Call, s Settings) error {
+	if s.TombstoneTTL < 0 {
+		return invalid("tombstone_ttl", "must not be negative, got %s", s.TombstoneTTL)
+	}
+	if s.NodeRetention < 0 {
+		return invalid("node_retention", "must not be negative, got %s", s.NodeRetention)
+	}
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	now := e.nowLocked()
+	if c.Session != 0 {
+		c.Seq = e.seq
+		return ErrForbidden
+	}
+	if e.settings != s {
+		e.emitLocked(&Event{Kind: KindSettings, Settings: &s}, now)
+	}
+	e.finishLocked(c, now)
+	return nil
+}

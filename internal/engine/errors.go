@@ -1,0 +1,100 @@
+package engine
+
+import (
+	"errors"
+	"fmt"
+)
+
+// Sentinels for errors.Is. Every error the engine returns matches one of them.
+var (
+	ErrInvalid         = errors.New("invalid argument")
+	ErrNotFound        = errors.New("not found")
+	ErrForbidden       = errors.New("outside the session's scope")
+	ErrSessionEnded    = errors.New("session ended")
+	ErrNodeEnded       = errors.New("node ended")
+	ErrDenied          = errors.New("denied")
+	ErrRequestMismatch = errors.New("request id reused with different arguments")
+	ErrLeaseNotOwner   = errors.New("lease held by another session")
+	ErrLeaseExpired    = errors.New("lease expired")
+	ErrLeaseRevoked    = errors.New("lease revoked")
+	ErrLeaseUnknown    = errors.New("unknown lease")
+	ErrCorrupt         = errors.New("corrupt record")
+)
+
+// InvalidError names the argument that was wrong and what is allowed.
+type InvalidError struct {
+	Field   string
+	Problem string
+}
+
+func (e *InvalidError) Error() string { return e.Field + ": " + e.Problem }
+
+// Is reports that an InvalidError is ErrInvalid.
+func (e *InvalidError) Is(target error) bool { return target == ErrInvalid }
+
+func invalid(field, format string, args ...any) error {
+	return &InvalidError{Field: field, Problem: fmt.Sprintf(format, args...)}
+}
+
+// Consumer names a node and what it used.
+type Consumer struct {
+	Node ID     `json:"node"`
+	Name string `json:"name"`
+	Used int64  `json:"used"`
+}
+
+// DeniedError says which cap refused a consume: the node that holds it, what
+// it has used, its limit, what was asked, and the largest consumer beneath it.
+type DeniedError struct {
+	Node      ID
+	NodeName  string
+	Resource  string
+	Used      int64
+	Limit     int64
+	Requested int64
+	// Largest is the child of Node that has used the most of Resource, or
+	// Node itself when no child has used any.
+	Largest Consumer
+}
+
+func (e *DeniedError) Error() string {
+	msg := fmt.Sprintf("the %s budget of %q is spent (%d of %d used, %d more asked)",
+		e.Resource, e.NodeName, e.Used, e.Limit, e.Requested)
+	if e.Largest.Node != 0 && e.Largest.Node != e.Node {
+		msg += fmt.Sprintf("; the largest consumer is %q with %d", e.Largest.Name, e.Largest.Used)
+	}
+	return msg
+}
+
+// Is reports that a DeniedError is ErrDenied.
+func (e *DeniedError) Is(target error) bool { return target == ErrDenied }
+
+// LeaseError says how a lease that a call named has ended, or that it was
+// never known.
+type LeaseError struct {
+	Lease   ID
+	Outcome Outcome
+}
+
+func (e *LeaseError) Error() string {
+	return fmt.Sprintf("lease %d: %s", e.Lease, e.Outcome)
+}
+
+// Is matches the sentinel of the lease's outcome.
+func (e *LeaseError) Is(target error) bool {
+	switch e.Outcome {
+	case OutcomeExpired:
+		return target == ErrLeaseExpired
+	case OutcomeRevoked:
+		return target == ErrLeaseRevoked
+	case OutcomeNotOwner:
+		return target == ErrLeaseNotOwner
+	case OutcomeUnknown:
+		return target == ErrLeaseUnknown
+	}
+	return false
+}
+
+func corrupt(format string, args ...any) error {
+	return fmt.Errorf("%w: %s", ErrCorrupt, fmt.Sprintf(format, args...))
+}

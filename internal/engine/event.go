@@ -1,0 +1,107 @@
+package engine
+
+import (
+	"encoding/json"
+	"fmt"
+)
+
+// Kind says what an event records.
+type Kind uint8
+
+// The kinds of event. Their numbers are part of the record: never reuse one.
+const (
+	KindSettings       Kind = 1  // Settings changed
+	KindSessionOpened  Kind = 2  // Target: new session id, Node: its scope
+	KindSessionClosed  Kind = 3  // Target: the session
+	KindSessionExpired Kind = 4  // Target: the session
+	KindNodeCreated    Kind = 5  // Target: new node id, Node: parent, Spec, optional Charge
+	KindNodeEnded      Kind = 6  // Node, State
+	KindNodesRemoved   Kind = 7  // IDs: ended nodes past retention, each with its ended subtree
+	KindConsumed       Kind = 8  // Node, Name: resource, Amount
+	KindLeaseGranted   Kind = 9  // Target: new lease id, Node, Name: class, Until: hold deadline
+	KindLeaseReleased  Kind = 10 // Target: the lease, Report
+	KindLeaseExpired   Kind = 11 // Target: the lease (its hold ran out)
+	KindQuotaSet       Kind = 12 // Node, Name: resource, Value (nil removes the cap)
+	KindLimitSet       Kind = 13 // Node, Name: class, Value (nil removes the limit), Report: inputs
+	KindDefaultsSet    Kind = 14 // Node, Defaults
+	kindEnd            Kind = 15
+)
+
+var kindNames = [...]string{
+	KindSettings: "settings", KindSessionOpened: "session_opened", KindSessionClosed: "session_closed",
+	KindSessionExpired: "session_expired", KindNodeCreated: "node_created", KindNodeEnded: "node_ended",
+	KindNodesRemoved: "nodes_removed", KindConsumed: "consumed", KindLeaseGranted: "lease_granted",
+	KindLeaseReleased: "lease_released", KindLeaseExpired: "lease_expired", KindQuotaSet: "quota_set",
+	KindLimitSet: "limit_set", KindDefaultsSet: "defaults_set",
+}
+
+func (k Kind) String() string {
+	if k > 0 && k < kindEnd {
+		return kindNames[k]
+	}
+	return fmt.Sprintf("kind(%d)", uint8(k))
+}
+
+// Charge is an amount of a resource charged to a node's whole chain.
+type Charge struct {
+	Resource string `json:"resource"`
+	Amount   int64  `json:"amount"`
+}
+
+// Report is what a released lease says about the downstream it guarded.
+type Report struct {
+	LatencyNanos int64 `json:"latency,omitempty"`
+	Overloaded   bool  `json:"overloaded,omitempty"`
+}
+
+// Event is one change to the tree. Which fields are set depends on Kind (see
+// the Kind constants). Session, Request and ArgHash name the caller whose
+// call made the change, so its request id is remembered on replay.
+type Event struct {
+	Seq      uint64    `json:"seq"`
+	Time     int64     `json:"time"` // the engine's time, unix nanoseconds
+	Kind     Kind      `json:"kind"`
+	Session  ID        `json:"session,omitempty"`
+	Request  string    `json:"request,omitempty"`
+	ArgHash  uint64    `json:"arg_hash,omitempty"`
+	Target   ID        `json:"target,omitempty"`
+	Node     ID        `json:"node,omitempty"`
+	Name     string    `json:"name,omitempty"`
+	Amount   int64     `json:"amount,omitempty"`
+	Value    *int64    `json:"value,omitempty"`
+	Until    int64     `json:"until,omitempty"`
+	State    State     `json:"state,omitempty"`
+	TTL      int64     `json:"ttl,omitempty"`
+	Token    []byte    `json:"token,omitempty"` // SHA-256 of the session token, never the token
+	Spec     *Spec     `json:"spec,omitempty"`
+	Charge   *Charge   `json:"charge,omitempty"`
+	Defaults *Defaults `json:"defaults,omitempty"`
+	Settings *Settings `json:"settings,omitempty"`
+	Report   *Report   `json:"report,omitempty"`
+	IDs      []ID      `json:"ids,omitempty"`
+}
+
+// EventSeq returns the event's sequence number.
+func (ev *Event) EventSeq() uint64 { return ev.Seq }
+
+// EventTime returns the engine's time of the event, in unix nanoseconds.
+func (ev *Event) EventTime() int64 { return ev.Time }
+
+// Encode returns the event's stored form.
+func (ev *Event) Encode() ([]byte, error) { return json.Marshal(ev) }
+
+// DecodeEvent parses an event's stored form. It checks the shape, not whether
+// the event fits the tree; replay checks that.
+func DecodeEvent(data []byte) (*Event, error) {
+	var ev Event
+	if err := json.Unmarshal(data, &ev); err != nil {
+		return nil, corrupt("decode event: %v", err)
+	}
+	if ev.Kind == 0 || ev.Kind >= kindEnd {
+		return nil, corrupt("event %d has unknown kind %d", ev.Seq, ev.Kind)
+	}
+	if ev.Seq == 0 {
+		return nil, corrupt("event without a sequence number")
+	}
+	return &ev, nil
+}

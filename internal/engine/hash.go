@@ -1,0 +1,67 @@
+package engine
+
+import (
+	"encoding/binary"
+	"sort"
+)
+
+// argHash fingerprints a call's arguments, so that a request id reused with
+// other arguments is caught. FNV-1a, 64 bits.
+type argHash uint64
+
+const (
+	fnvOffset = 14695981039346656037
+	fnvPrime  = 1099511628211
+)
+
+func newHash(k Kind) argHash { return argHash(fnvOffset).byte(byte(k)) }
+
+func (h argHash) byte(b byte) argHash { return (h ^ argHash(b)) * fnvPrime }
+
+func (h argHash) str(s string) argHash {
+	for i := 0; i < len(s); i++ {
+		h = h.byte(s[i])
+	}
+	return h.byte(0xff)
+}
+
+func (h argHash) num(v int64) argHash {
+	var b [8]byte
+	binary.LittleEndian.PutUint64(b[:], uint64(v))
+	for _, c := range b {
+		h = h.byte(c)
+	}
+	return h
+}
+
+func (h argHash) caps(m map[string]int64) argHash {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	h = h.num(int64(len(keys)))
+	for _, k := range keys {
+		h = h.str(k).num(m[k])
+	}
+	return h
+}
+
+func (h argHash) spec(s *Spec) argHash {
+	return h.str(s.Name).caps(s.Quotas).caps(s.Limits).num(s.Deadline).num(int64(s.Weight)).num(int64(s.Priority))
+}
+
+func (h argHash) opt(v *int64) argHash {
+	if v == nil {
+		return h.byte(0)
+	}
+	return h.byte(1).num(*v)
+}
+
+func (h argHash) defaults(d *Defaults) argHash {
+	h = h.caps(d.Quotas).caps(d.Limits)
+	if d.Children == nil {
+		return h.byte(0)
+	}
+	return h.byte(1).caps(d.Children.Quotas).caps(d.Children.Limits)
+}

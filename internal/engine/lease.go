@@ -1,0 +1,310 @@
+package engine
+
+import "time"
+
+// lease is one slot of a concurrency limit, on every node of its chain.
+type lease struct {
+	id      ID
+	node    *node
+	class   string
+	session *session
+	granted int64
+	until   int64 // the hold ends here, 0 if unbounded
+	dirty   bool
+}
+
+// Outcome is how a lease ended, or what a release found.
+type Outcome uint8
+
+// The outcomes of a lease.
+const (
+	OutcomeReleased        Outcome = iota + 1 // its holder gave it back
+	OutcomeAlreadyReleased                    // a release found it given back already
+	OutcomeExpired                            // its session lapsed or its hold ran out
+	OutcomeRevoked                            // its node ended
+	OutcomeNotOwner                           // a release named another session's lease
+	OutcomeUnknown                            // no such lease, or forgotten
+)
+
+var outcomeNames = [...]string{"", "released", "already released", "expired", "revoked", "held by another session", "unknown"}
+
+func (o Outcome) String() string {
+	if int(o) < len(outcomeNames) && o > 0 {
+		return outcomeNames[o]
+	}
+	return "unknown"
+}
+
+// tombstone remembers how a lease ended, for TombstoneTTL.
+type tombstone struct {
+	id      ID
+	node    ID
+	session ID
+	class   string
+	outcome Outcome
+	ended   int64
+	until   int64
+}
+
+// LeaseInfo describes a live lease.
+type LeaseInfo struct {
+	ID      ID
+	Node    ID
+	Class   string
+	Session ID
+	Granted int64 // unix nanoseconds
+	Until   int64 // end of the hold, unix nanoseconds; 0 if none
+}
+
+func (l *lease) info() LeaseInfo {
+	return LeaseInfo{ID: l.id, Node: l.node.id, Class: l.class, Session: l.session.id, Granted: l.granted, Until: l.until}
+}
+
+// fitsLocked reports whether one more lease of class fits on n's whole chain.
+func fitsLocked(n *node, class string) bool {
+	for a := n; a != nil; a = a.parent {
+		if cs := a.cls[class]; cs != nil && cs.limited && cs.held >= cs.limit {
+			return false
+		}
+	}
+	return true
+}
+
+// Acquire grants one lease of class on node id if every node on its chain has
+// a free slot; otherwise the acquire waits in the class's fair queue and the
+// returned Waiter delivers the outcome. maxHold, if positive, bounds how long
+// the lease may be held. Only a session can hold a lease.
+func (e *Engine) Acquire(c *Call, id ID, class string, maxHold time.Duration) (LeaseInfo, *Waiter, error) {
+	if err := validKey("class", class); err != nil {
+		return LeaseInfo{}, nil, err
+	}
+	if maxHold < 0 {
+		return LeaseInfo{}, nil, invalid("max_hold", "must not be negative, got %s", maxHold)
+	}
+	if err := validRequest(c); err != nil {
+		return LeaseInfo{}, nil, err
+	}
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	now := e.nowLocked()
+	defer e.finishLocked(c, now)
+	s, err := e.sessionLocked(c, now)
+	if err != nil {
+		return LeaseInfo{}, nil, err
+	}
+	if s == nil {
+		return LeaseInfo{}, nil, invalid("session", "a lease needs a session to hold it")
+	}
+	n, err := e.resolveLocked(s, id)
+	if err != nil {
+		return LeaseInfo{}, nil, err
+	}
+	var h uint64
+	if c.Request != "" {
+		h = uint64(newHash(KindLeaseGranted).num(int64(id)).str(class).num(int64(maxHold)))
+		if lid, ok, err := e.recallLocked(s, c, h); err != nil || ok {
+			if err != nil {
+				return LeaseInfo{}, nil, err
+			}
+			return e.leaseInfoLocked(lid)
+		}
+	}
+	if err := e.activeLocked(n, now); err != nil {
+		return LeaseInfo{}, nil, err
+	}
+	if fitsLocked(n, class) {
+		ev := e.grantEvent(s, n, class, int64(maxHold), c.Request, h, now)
+		e.emitLocked(ev, now)
+		return e.leases[ev.Target].info(), nil, nil
+	}
+	w := e.enqueueLocked(s, n, class, int64(maxHold), c.Request, h)
+	return LeaseInfo{}, w, nil
+}
+
+func (e *Engine) grantEvent(s *session, n *node, class string, maxHold int64, req string, h uint64, now int64) *Event {
+	ev := &Event{Kind: KindLeaseGranted, Target: e.next, Node: n.id, Name: class, Session: s.id}
+	if maxHold > 0 {
+		ev.Until = now + maxHold
+	}
+	if req != "" {
+		ev.Request, ev.ArgHash = req, h
+	}
+	return ev
+}
+
+func (e *Engine) leaseInfoLocked(id ID) (LeaseInfo, *Waiter, error) {
+	if l := e.leases[id]; l != nil {
+		return l.info(), nil, nil
+	}
+	return LeaseInfo{}, nil, e.endedLeaseErrLocked(id)
+}
+
+func (e *Engine) endedLeaseErrLocked(id ID) error {
+	if t := e.tombs[id]; t != nil {
+		return &LeaseError{Lease: id, Outcome: t.outcome}
+	}
+	return &LeaseError{Lease: id, Outcome: OutcomeUnknown}
+}
+
+// Release gives back a lease the caller's session holds, with a report on the
+// downstream. A lease already given back answers OutcomeAlreadyReleased; one
+// that expired, was revoked, is held by another session or is unknown is a
+// *LeaseError, and nothing changes.
+func (e *Engine) Release(c *Call, id ID, rep Report) (Outcome, error) {
+	if rep.LatencyNanos < 0 {
+		return 0, invalid("latency", "must not be negative")
+	}
+	if err := validRequest(c); err != nil {
+		return 0, err
+	}
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	now := e.nowLocked()
+	defer e.finishLocked(c, now)
+	s, err := e.sessionLocked(c, now)
+	if err != nil {
+		return 0, err
+	}
+	h := uint64(newHash(KindLeaseReleased).num(int64(id)).num(rep.LatencyNanos))
+	if _, ok, err := e.recallLocked(s, c, h); err != nil || ok {
+		if err != nil {
+			return 0, err
+		}
+		return OutcomeReleased, nil
+	}
+	l, err := e.liveLeaseLocked(s, id, now)
+	if err != nil {
+		if t := e.tombs[id]; t != nil && t.outcome == OutcomeReleased && (s == nil || t.session == s.id) {
+			return OutcomeAlreadyReleased, nil
+		}
+		return 0, err
+	}
+	if s != nil && l.session != s {
+		return 0, &LeaseError{Lease: id, Outcome: OutcomeNotOwner}
+	}
+	ev := &Event{Kind: KindLeaseReleased, Target: l.id, Report: &rep}
+	e.stampLocked(ev, s, c, h)
+	e.emitLocked(ev, now)
+	return OutcomeReleased, nil
+}
+
+// liveLeaseLocked finds a live lease, ending it on the spot if its hold ran
+// out or its node's deadline passed. A lease the caller cannot see is unknown.
+func (e *Engine) liveLeaseLocked(s *session, id ID, now int64) (*lease, error) {
+	e.forgetTombLocked(id, now)
+	l := e.leases[id]
+	if l == nil || s != nil && !l.node.within(s.scope) {
+		if t := e.tombs[id]; t != nil && (s == nil || e.nodeVisibleLocked(s, t.node)) {
+			return nil, &LeaseError{Lease: id, Outcome: t.outcome}
+		}
+		return nil, &LeaseError{Lease: id, Outcome: OutcomeUnknown}
+	}
+	if l.until != 0 && now >= l.until {
+		e.emitLocked(&Event{Kind: KindLeaseExpired, Target: l.id}, now)
+		return nil, &LeaseError{Lease: id, Outcome: OutcomeExpired}
+	}
+	if err := e.activeLocked(l.node, now); err != nil {
+		return nil, &LeaseError{Lease: id, Outcome: OutcomeRevoked}
+	}
+	return l, nil
+}
+
+func (e *Engine) nodeVisibleLocked(s *session, id ID) bool {
+	n := e.nodes[id]
+	return n != nil && n.within(s.scope)
+}
+
+// forgetTombLocked drops a tombstone whose time is up.
+func (e *Engine) forgetTombLocked(id ID, now int64) {
+	if t := e.tombs[id]; t != nil && now >= t.until {
+		delete(e.tombs, id)
+		e.dirty.leases = append(e.dirty.leases, id)
+	}
+}
+
+// Validate reports whether a lease is live. A downstream calls it before
+// irreversible work; remembering the largest lease id seen is stronger.
+func (e *Engine) Validate(c *Call, id ID) (LeaseInfo, error) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	now := e.nowLocked()
+	defer e.finishLocked(c, now)
+	s, err := e.sessionLocked(c, now)
+	if err != nil {
+		return LeaseInfo{}, err
+	}
+	l, err := e.liveLeaseLocked(s, id, now)
+	if err != nil {
+		return LeaseInfo{}, err
+	}
+	if l.session.ttl > 0 && now >= l.session.expires {
+		e.emitLocked(&Event{Kind: KindSessionExpired, Target: l.session.id}, now)
+		return LeaseInfo{}, &LeaseError{Lease: id, Outcome: OutcomeExpired}
+	}
+	return l.info(), nil
+}
+
+func (e *Engine) applyLeaseGranted(ev *Event) error {
+	n := e.nodes[ev.Node]
+	s := e.sessions[ev.Session]
+	if n == nil || s == nil || n.state != Active || ev.Target < e.next || validKey("class", ev.Name) != nil {
+		return corrupt("event %d grants lease %d on unknown or ended node %d or session %d", ev.Seq, ev.Target, ev.Node, ev.Session)
+	}
+	l := &lease{id: ev.Target, node: n, class: ev.Name, session: s, granted: ev.Time, until: ev.Until}
+	e.next = l.id + 1
+	e.leases[l.id] = l
+	if n.leases == nil {
+		n.leases = make(map[ID]*lease)
+	}
+	n.leases[l.id] = l
+	if s.leases == nil {
+		s.leases = make(map[ID]*lease)
+	}
+	s.leases[l.id] = l
+	for a := n; a != nil; a = a.parent {
+		a.class(l.class).held++
+		e.markNode(a)
+	}
+	if l.until != 0 {
+		e.timers.pushHold(l.until, l.id)
+	}
+	e.markLease(l.id)
+	return nil
+}
+
+func (e *Engine) applyLeaseEnded(ev *Event) error {
+	l := e.leases[ev.Target]
+	if l == nil {
+		return corrupt("event %d ends unknown lease %d", ev.Seq, ev.Target)
+	}
+	outcome := OutcomeReleased
+	if ev.Kind == KindLeaseExpired {
+		outcome = OutcomeExpired
+	}
+	e.endLeaseLocked(l, outcome, ev.Time)
+	return nil
+}
+
+// endLeaseLocked ends a lease exactly once: the slot is freed on every node of
+// its chain, a tombstone remembers how it ended, and its class's queue may
+// grant again.
+func (e *Engine) endLeaseLocked(l *lease, outcome Outcome, now int64) {
+	delete(e.leases, l.id)
+	delete(l.node.leases, l.id)
+	delete(l.session.leases, l.id)
+	for a := l.node; a != nil; a = a.parent {
+		cs := a.cls[l.class]
+		cs.held--
+		e.unparkLocked(cs)
+		e.markNode(a)
+	}
+	if e.settings.TombstoneTTL > 0 {
+		e.tombs[l.id] = &tombstone{
+			id: l.id, node: l.node.id, session: l.session.id, class: l.class,
+			outcome: outcome, ended: now, until: now + int64(e.settings.TombstoneTTL),
+		}
+		e.timers.pushTomb(now+int64(e.settings.TombstoneTTL), l.id)
+	}
+	e.markLease(l.id)
+	e.wantDispatch(l.class)
+}

@@ -1,0 +1,110 @@
+package engine
+
+// node is one vertex of the tree. All fields are guarded by Engine.mu.
+type node struct {
+	id       ID
+	parent   *node
+	tenant   *node // the depth-1 ancestor (or itself); the root's tenant is the root
+	name     string
+	depth    int
+	state    State
+	created  int64
+	ended    int64
+	deadline int64 // own deadline, 0 if none
+	eff      int64 // effective deadline: min of own and the parent's, 0 if none
+	weight   int32
+	priority int32
+
+	res      map[string]*resState   // quotas and usage, by resource
+	cls      map[string]*classState // limits, leases held and queue links, by class
+	defaults Defaults
+
+	children map[ID]*node
+	byName   map[string]*node // newest child of each name
+	leases   map[ID]*lease    // live leases acquired on this node itself
+
+	scoped int  // live sessions scoped to this node
+	dirty  bool // changed since the last snapshot capture
+}
+
+// resState is one resource on one node.
+type resState struct {
+	capped  bool
+	cap     int64
+	used    int64 // everything charged through this node
+	own     int64 // charged on this node itself
+	settled int64 // used by children since removed
+	top     Consumer
+}
+
+// classState is one lease class on one node.
+type classState struct {
+	limited bool
+	limit   int64
+	held    int64  // live leases on this node and beneath it
+	group   *group // waiters acquiring on this node itself
+	parked  []*group
+}
+
+func (n *node) resource(r string) *resState {
+	rs := n.res[r]
+	if rs == nil {
+		rs = &resState{}
+		if n.res == nil {
+			n.res = make(map[string]*resState)
+		}
+		n.res[r] = rs
+	}
+	return rs
+}
+
+func (n *node) class(c string) *classState {
+	cs := n.cls[c]
+	if cs == nil {
+		cs = &classState{}
+		if n.cls == nil {
+			n.cls = make(map[string]*classState)
+		}
+		n.cls[c] = cs
+	}
+	return cs
+}
+
+// within reports whether n is scope or lies beneath it.
+func (n *node) within(scope *node) bool {
+	for a := n; a != nil && a.depth >= scope.depth; a = a.parent {
+		if a == scope {
+			return true
+		}
+	}
+	return false
+}
+
+// blockedBelow returns the first node from n up to (not including) stop whose
+// limit for class c is full, or nil.
+func (n *node) blockedBelow(stop *node, c string) *node {
+	for a := n; a != nil && a != stop; a = a.parent {
+		if cs := a.cls[c]; cs != nil && cs.limited && cs.held >= cs.limit {
+			return a
+		}
+	}
+	return nil
+}
+
+func (n *node) weightOrOne() int {
+	if n.weight < 1 {
+		return 1
+	}
+	return int(n.weight)
+}
+
+func copyCaps(m map[string]int64) map[string]int64 {
+	if len(m) == 0 {
+		return nil
+	}
+	out := make(map[string]int64, len(m))
+	for k, v := range m {
+		out[k] = v
+	}
+	return out
+}

@@ -1,0 +1,160 @@
+package engine
+
+import (
+	"encoding/json"
+	"sort"
+)
+
+// Snapshot is the whole engine at one sequence number, in a stable order: what a
+// snapshot stores. Queued acquires are not part of it: their callers are gone
+// after a restart.
+type Snapshot struct {
+	Seq      uint64       `json:"seq"`
+	Time     int64        `json:"time"`
+	Next     ID           `json:"next"`
+	Settings Settings     `json:"settings"`
+	Nodes    []NodeRec    `json:"nodes"`
+	Sessions []SessionRec `json:"sessions,omitempty"`
+	Leases   []LeaseRec   `json:"leases,omitempty"`
+	Tombs    []TombRec    `json:"tombs,omitempty"`
+}
+
+// NodeRec is a node as a snapshot stores it.
+type NodeRec struct {
+	ID       ID                  `json:"id"`
+	Parent   ID                  `json:"parent,omitempty"`
+	Name     string              `json:"name"`
+	State    State               `json:"state,omitempty"`
+	Created  int64               `json:"created,omitempty"`
+	Ended    int64               `json:"ended,omitempty"`
+	Deadline int64               `json:"deadline,omitempty"`
+	Weight   int32               `json:"weight,omitempty"`
+	Priority int32               `json:"priority,omitempty"`
+	Res      map[string]ResRec   `json:"res,omitempty"`
+	Cls      map[string]ClassRec `json:"cls,omitempty"`
+	Defaults Defaults            `json:"defaults"`
+}
+
+// ResRec is one resource of one node.
+type ResRec struct {
+	Capped  bool     `json:"capped,omitempty"`
+	Cap     int64    `json:"cap,omitempty"`
+	Used    int64    `json:"used,omitempty"`
+	Own     int64    `json:"own,omitempty"`
+	Settled int64    `json:"settled,omitempty"`
+	Top     Consumer `json:"top"`
+}
+
+// ClassRec is one lease class of one node.
+type ClassRec struct {
+	Limited bool  `json:"limited,omitempty"`
+	Limit   int64 `json:"limit,omitempty"`
+	Held    int64 `json:"held,omitempty"`
+}
+
+// SessionRec is a session as a snapshot stores it, with the request ids it
+// remembers, oldest first.
+type SessionRec struct {
+	ID     ID       `json:"id"`
+	Scope  ID       `json:"scope"`
+	TTL    int64    `json:"ttl,omitempty"`
+	Opened int64    `json:"opened"`
+	Token  []byte   `json:"token"`
+	Mem    []MemRec `json:"mem,omitempty"`
+}
+
+// MemRec is one remembered request id.
+type MemRec struct {
+	Request string `json:"req"`
+	Hash    uint64 `json:"hash"`
+	Result  ID     `json:"result,omitempty"`
+}
+
+// LeaseRec is a live lease.
+type LeaseRec struct {
+	ID      ID     `json:"id"`
+	Node    ID     `json:"node"`
+	Session ID     `json:"session"`
+	Class   string `json:"class"`
+	Granted int64  `json:"granted"`
+	Until   int64  `json:"until,omitempty"`
+}
+
+// TombRec is an ended lease still remembered.
+type TombRec struct {
+	ID      ID      `json:"id"`
+	Node    ID      `json:"node"`
+	Session ID      `json:"session"`
+	Class   string  `json:"class"`
+	Outcome Outcome `json:"outcome"`
+	Ended   int64   `json:"ended"`
+	Until   int64   `json:"until"`
+}
+
+func (n *node) record() NodeRec {
+	r := NodeRec{
+		ID: n.id, Name: n.name, State: n.state, Created: n.created, Ended: n.ended,
+		Deadline: n.deadline, Weight: n.weight, Priority: n.priority, Defaults: cloneDefaults(n.defaults),
+	}
+	if n.parent != nil {
+		r.Parent = n.parent.id
+	}
+	if len(n.res) > 0 {
+		r.Res = make(map[string]ResRec, len(n.res))
+		for k, rs := range n.res {
+			r.Res[k] = ResRec{Capped: rs.capped, Cap: rs.cap, Used: rs.used, Own: rs.own, Settled: rs.settled, Top: rs.top}
+		}
+	}
+	if len(n.cls) > 0 {
+		r.Cls = make(map[string]ClassRec, len(n.cls))
+		for k, cs := range n.cls {
+			r.Cls[k] = ClassRec{Limited: cs.limited, Limit: cs.limit, Held: cs.held}
+		}
+	}
+	return r
+}
+
+func cloneDefaults(d Defaults) Defaults {
+	out := Defaults{Caps: Caps{Quotas: copyCaps(d.Quotas), Limits: copyCaps(d.Limits)}}
+	if d.Children != nil {
+		out.Children = &Caps{Quotas: copyCaps(d.Children.Quotas), Limits: copyCaps(d.Children.Limits)}
+	}
+	return out
+}
+
+func (s *session) record() SessionRec {
+	r := SessionRec{ID: s.id, Scope: s.scope.id, TTL: s.ttl, Opened: s.opened, Token: append([]byte(nil), s.token[:]...)}
+	for _, m := range s.mem.entries() {
+		r.Mem = append(r.Mem, MemRec{Request: m.req, Hash: m.hash, Result: m.result})
+	}
+	return r
+}
+
+func (l *lease) record() LeaseRec {
+	return LeaseRec{ID: l.id, Node: l.node.id, Session: l.session.id, Class: l.class, Granted: l.granted, Until: l.until}
+}
+
+func (t *tombstone) record() TombRec {
+	return TombRec{ID: t.id, Node: t.node, Session: t.session, Class: t.class, Outcome: t.outcome, Ended: t.ended, Until: t.until}
+}
+
+// Encode returns the snapshot's stored form.
+func (st *Snapshot) Encode() ([]byte, error) { return json.Marshal(st) }
+
+// DecodeSnapshot parses a snapshot's stored form. Restore checks that it forms a
+// valid tree.
+func DecodeSnapshot(data []byte) (*Snapshot, error) {
+	var st Snapshot
+	if err := json.Unmarshal(data, &st); err != nil {
+		return nil, corrupt("decode snapshot: %v", err)
+	}
+	return &st, nil
+}
+
+// sort puts every list in id order, so equal states encode equally.
+func (st *Snapshot) sort() {
+	sort.Slice(st.Nodes, func(i, j int) bool { return st.Nodes[i].ID < st.Nodes[j].ID })
+	sort.Slice(st.Sessions, func(i, j int) bool { return st.Sessions[i].ID < st.Sessions[j].ID })
+	sort.Slice(st.Leases, func(i, j int) bool { return st.Leases[i].ID < st.Leases[j].ID })
+	sort.Slice(st.Tombs, func(i, j int) bool { return st.Tombs[i].ID < st.Tombs[j].ID })
+}

@@ -1,0 +1,203 @@
+package engine
+
+// Restore rebuilds an engine from a snapshot. It checks that the snapshot
+// forms a valid tree (every parent, scope, holder and count consistent) and
+// returns an ErrCorrupt error otherwise. Sessions start with one TTL from the
+// snapshot's time; the daemon calls Revive once replay is done.
+func Restore(opts Options, st *Snapshot) (*Engine, error) {
+	e := newEngine(opts)
+	e.seq, e.last, e.next, e.settings = st.Seq, st.Time, st.Next, st.Settings
+	if st.Settings.TombstoneTTL < 0 || st.Settings.NodeRetention < 0 {
+		return nil, corrupt("snapshot has negative settings")
+	}
+	if err := e.restoreNodes(st.Nodes); err != nil {
+		return nil, err
+	}
+	if err := e.restoreSessions(st.Sessions); err != nil {
+		return nil, err
+	}
+	if err := e.restoreLeases(st.Leases); err != nil {
+		return nil, err
+	}
+	for i := range st.Tombs {
+		r := &st.Tombs[i]
+		if r.ID == 0 || r.ID >= e.next || e.tombs[r.ID] != nil || e.leases[r.ID] != nil {
+			return nil, corrupt("snapshot has a bad or repeated tombstone %d", r.ID)
+		}
+		e.tombs[r.ID] = &tombstone{id: r.ID, node: r.Node, session: r.Session, class: r.Class, outcome: r.Outcome, ended: r.Ended, until: r.Until}
+		e.timers.pushTomb(r.Until, r.ID)
+	}
+	if err := e.checkCounts(); err != nil {
+		return nil, err
+	}
+	return e, nil
+}
+
+func (e *Engine) restoreNodes(recs []NodeRec) error {
+	if len(recs) == 0 || recs[0].ID != RootID || recs[0].Parent != 0 || recs[0].State != Active {
+		return corrupt("snapshot does not start with an active root")
+	}
+	for i := range recs {
+		r := &recs[i]
+		if r.ID == 0 || r.ID >= e.next || e.nodes[r.ID] != nil {
+			return corrupt("snapshot has a bad or repeated node id %d", r.ID)
+		}
+		if r.State > DeadlineExceeded || r.Deadline < 0 || validName(r.Name) != nil && r.ID != RootID {
+			return corrupt("snapshot node %d has a bad state, deadline or name", r.ID)
+		}
+		n := &node{
+			id: r.ID, name: r.Name, state: r.State, created: r.Created, ended: r.Ended,
+			deadline: r.Deadline, eff: r.Deadline, weight: r.Weight, priority: r.Priority,
+			defaults: cloneDefaults(r.Defaults),
+		}
+		if err := e.linkNode(n, r.Parent); err != nil {
+			return err
+		}
+		for k, v := range r.Res {
+			n.resource(k)
+			*n.res[k] = resState{capped: v.Capped, cap: v.Cap, used: v.Used, own: v.Own, settled: v.Settled, top: v.Top}
+		}
+		for k, v := range r.Cls {
+			cs := n.class(k)
+			cs.limited, cs.limit, cs.held = v.Limited, v.Limit, v.Held
+		}
+		e.nodes[n.id] = n
+		e.scheduleNode(n)
+	}
+	return nil
+}
+
+// linkNode hangs n under its parent. Parents have smaller ids than their
+// children, so in id order the parent is always there first.
+func (e *Engine) linkNode(n *node, parent ID) error {
+	if n.id == RootID {
+		n.tenant = n
+		e.root = n
+		return nil
+	}
+	p := e.nodes[parent]
+	if p == nil || p.depth >= MaxDepth || p.state != Active && n.state == Active {
+		return corrupt("snapshot node %d has a missing, too deep or ended parent %d", n.id, parent)
+	}
+	n.parent, n.depth, n.tenant = p, p.depth+1, p.tenant
+	if p == e.root {
+		n.tenant = n
+	}
+	n.eff = minDeadline(n.deadline, p.eff)
+	if p.children == nil {
+		p.children = make(map[ID]*node)
+		p.byName = make(map[string]*node)
+	}
+	p.children[n.id] = n
+	p.byName[n.name] = n
+	return nil
+}
+
+func (e *Engine) scheduleNode(n *node) {
+	if n.state != Active {
+		e.timers.pushRemoval(n.ended, n.id)
+		return
+	}
+	if n.deadline != 0 && n.eff == n.deadline {
+		e.timers.pushDeadline(n.deadline, n.id)
+	}
+}
+
+func (e *Engine) restoreSessions(recs []SessionRec) error {
+	for i := range recs {
+		r := &recs[i]
+		scope := e.nodes[r.Scope]
+		if r.ID == 0 || r.ID >= e.next || e.sessions[r.ID] != nil || scope == nil || len(r.Token) != 32 || r.TTL < 0 {
+			return corrupt("snapshot session %d is repeated or has a bad scope, token or ttl", r.ID)
+		}
+		s := &session{id: r.ID, scope: scope, ttl: r.TTL, opened: r.Opened, expires: r.Opened + r.TTL}
+		copy(s.token[:], r.Token)
+		if e.tokens[s.token] != nil {
+			return corrupt("snapshot session %d repeats a token", r.ID)
+		}
+		for _, m := range r.Mem {
+			s.mem.put(m.Request, m.Hash, m.Result)
+		}
+		scope.scoped++
+		e.sessions[s.id] = s
+		e.tokens[s.token] = s
+		if s.ttl > 0 {
+			e.timers.pushSession(s.expires, s.id)
+		}
+	}
+	return nil
+}
+
+func (e *Engine) restoreLeases(recs []LeaseRec) error {
+	for i := range recs {
+		r := &recs[i]
+		n, s := e.nodes[r.Node], e.sessions[r.Session]
+		if r.ID == 0 || r.ID >= e.next || e.leases[r.ID] != nil || n == nil || s == nil || n.state != Active || validKey("class", r.Class) != nil {
+			return corrupt("snapshot lease %d is repeated or has a bad node, session or class", r.ID)
+		}
+		l := &lease{id: r.ID, node: n, class: r.Class, session: s, granted: r.Granted, until: r.Until}
+		e.leases[l.id] = l
+		if n.leases == nil {
+			n.leases = make(map[ID]*lease)
+		}
+		n.leases[l.id] = l
+		if s.leases == nil {
+			s.leases = make(map[ID]*lease)
+		}
+		s.leases[l.id] = l
+		if l.until != 0 {
+			e.timers.pushHold(l.until, l.id)
+		}
+	}
+	return nil
+}
+
+// checkCounts verifies that every node's usage and held leases add up from
+// its children and its leases, so a damaged snapshot is refused rather than
+// served.
+func (e *Engine) checkCounts() error {
+	held := make(map[*node]map[string]int64)
+	for _, l := range e.leases {
+		for a := l.node; a != nil; a = a.parent {
+			if held[a] == nil {
+				held[a] = make(map[string]int64)
+			}
+			held[a][l.class]++
+		}
+	}
+	for _, n := range e.nodes {
+		for c, cs := range n.cls {
+			if cs.held != held[n][c] {
+				return corrupt("snapshot node %d holds %d %s leases but %d are recorded", n.id, cs.held, c, held[n][c])
+			}
+		}
+		for c, h := range held[n] {
+			if n.cls[c] == nil && h != 0 {
+				return corrupt("snapshot node %d lacks its %s leases", n.id, c)
+			}
+		}
+		for r, rs := range n.res {
+			sum := rs.own + rs.settled
+			for _, ch := range n.children {
+				if crs := ch.res[r]; crs != nil {
+					sum += crs.used
+				}
+			}
+			if sum != rs.used || rs.used < 0 {
+				return corrupt("snapshot node %d has used %d of %s but its parts add to %d", n.id, rs.used, r, sum)
+			}
+		}
+	}
+	return nil
+}
+
+// Replay applies one recorded event. Events must come in sequence order with
+// no gap; anything else, or an event that does not fit the tree, is an
+// ErrCorrupt error and leaves the engine unusable.
+func (e *Engine) Replay(ev *Event) error {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	e.replay = true
+	defer func() { e.replay = false }()
+	return e.applyLocked(ev)
+}

@@ -1,0 +1,251 @@
+package engine
+
+import "time"
+
+// session is a connected worker. Leases and queued acquires belong to it and
+// end with it. Guarded by Engine.mu.
+type session struct {
+	id      ID
+	scope   *node
+	ttl     int64 // nanoseconds; 0 never expires
+	expires int64 // live only: heartbeats are not recorded
+	opened  int64
+	token   [32]byte
+	leases  map[ID]*lease
+	waiters map[*Waiter]struct{}
+	mem     reqMemory
+	dirty   bool
+}
+
+// SessionInfo describes a session.
+type SessionInfo struct {
+	ID      ID
+	Scope   ID
+	TTL     time.Duration
+	Expires int64 // unix nanoseconds; 0 never
+}
+
+func (s *session) info() SessionInfo {
+	inf := SessionInfo{ID: s.id, Scope: s.scope.id, TTL: time.Duration(s.ttl)}
+	if s.ttl > 0 {
+		inf.Expires = s.expires
+	}
+	return inf
+}
+
+// OpenSession opens a session confined to scope. The caller (the daemon,
+// after it checked an API key) passes the SHA-256 of the session's token; the
+// token itself never reaches the engine. A ttl of zero never expires.
+func (e *Engine) OpenSession(c *Call, scope ID, ttl time.Duration, token [32]byte) (SessionInfo, error) {
+	if ttl < 0 {
+		return SessionInfo{}, invalid("ttl", "must not be negative, got %s", ttl)
+	}
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	now := e.nowLocked()
+	defer e.finishLocked(c, now)
+	if c.Session != 0 {
+		return SessionInfo{}, ErrForbidden
+	}
+	n := e.nodes[scope]
+	if n == nil {
+		return SessionInfo{}, ErrNotFound
+	}
+	if n.state != Active {
+		return SessionInfo{}, ErrNodeEnded
+	}
+	if _, dup := e.tokens[token]; dup {
+		return SessionInfo{}, invalid("token", "a session with this token exists already")
+	}
+	ev := &Event{Kind: KindSessionOpened, Target: e.next, Node: scope, TTL: int64(ttl), Token: token[:]}
+	e.emitLocked(ev, now)
+	return e.sessions[ev.Target].info(), nil
+}
+
+// SessionByToken finds the live session whose token hashes to token.
+func (e *Engine) SessionByToken(token [32]byte) (SessionInfo, bool) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	s := e.tokens[token]
+	if s == nil {
+		return SessionInfo{}, false
+	}
+	return s.info(), true
+}
+
+// Heartbeat renews the caller's session for one more TTL. Heartbeats are not
+// recorded: after a restart every session gets one fresh TTL (see Revive).
+func (e *Engine) Heartbeat(c *Call) (SessionInfo, error) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	now := e.nowLocked()
+	defer e.finishLocked(c, now)
+	s, err := e.sessionLocked(c, now)
+	if err != nil {
+		return SessionInfo{}, err
+	}
+	if s == nil {
+		return SessionInfo{}, invalid("session", "the daemon has no session to renew")
+	}
+	s.expires = now + s.ttl
+	return s.info(), nil
+}
+
+// CloseSession ends the caller's session: its leases are released and its
+// queued acquires fail.
+func (e *Engine) CloseSession(c *Call) error {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	now := e.nowLocked()
+	defer e.finishLocked(c, now)
+	s, err := e.sessionLocked(c, now)
+	if err != nil {
+		return err
+	}
+	if s == nil {
+		return invalid("session", "the daemon has no session to close")
+	}
+	e.emitLocked(&Event{Kind: KindSessionClosed, Target: s.id}, now)
+	return nil
+}
+
+// Revive gives every session one fresh TTL from now. The daemon calls it once
+// after a restart, because heartbeats are not recorded and a restart cannot
+// know which sessions were alive.
+func (e *Engine) Revive() {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	now := e.nowLocked()
+	for _, s := range e.sessions {
+		s.expires = now + s.ttl
+	}
+}
+
+// sessionLocked resolves the caller's session, ending it on the spot if it
+// has expired. A nil session with a nil error is the daemon itself.
+func (e *Engine) sessionLocked(c *Call, now int64) (*session, error) {
+	if c.Session == 0 {
+		return nil, nil
+	}
+	s := e.sessions[c.Session]
+	if s == nil {
+		return nil, ErrSessionEnded
+	}
+	if s.ttl > 0 && now >= s.expires {
+		e.emitLocked(&Event{Kind: KindSessionExpired, Target: s.id}, now)
+		return nil, ErrSessionEnded
+	}
+	return s, nil
+}
+
+func (e *Engine) applySessionOpened(ev *Event) error {
+	scope := e.nodes[ev.Node]
+	if scope == nil || ev.Target < e.next || len(ev.Token) != 32 || ev.TTL < 0 {
+		return corrupt("session %d opened on unknown node %d or with a bad id, token or ttl", ev.Target, ev.Node)
+	}
+	s := &session{id: ev.Target, scope: scope, ttl: ev.TTL, opened: ev.Time, expires: ev.Time + ev.TTL}
+	copy(s.token[:], ev.Token)
+	if _, dup := e.tokens[s.token]; dup {
+		return corrupt("session %d reuses a token", s.id)
+	}
+	e.next = ev.Target + 1
+	scope.scoped++
+	e.sessions[s.id] = s
+	e.tokens[s.token] = s
+	if s.ttl > 0 {
+		e.timers.pushSession(s.expires, s.id)
+	}
+	e.markSession(s)
+	return nil
+}
+
+func (e *Engine) applySessionEnded(ev *Event) error {
+	s := e.sessions[ev.Target]
+	if s == nil {
+		return corrupt("%s of unknown session %d", ev.Kind, ev.Target)
+	}
+	outcome := OutcomeReleased
+	if ev.Kind == KindSessionExpired {
+		outcome = OutcomeExpired
+	}
+	for _, l := range s.leases {
+		e.endLeaseLocked(l, outcome, ev.Time)
+	}
+	for w := range s.waiters {
+		e.failWaiterLocked(w, ErrSessionEnded)
+	}
+	s.scope.scoped--
+	delete(e.sessions, s.id)
+	delete(e.tokens, s.token)
+	e.dirty.sessions = append(e.dirty.sessions, s.id)
+	return nil
+}
+
+// reqMemory remembers what a session's most recent request ids did.
+type reqMemory struct {
+	ring  []memEntry
+	next  int
+	index map[string]int
+}
+
+type memEntry struct {
+	req    string
+	hash   uint64
+	result ID
+}
+
+func (m *reqMemory) get(req string) (memEntry, bool) {
+	i, ok := m.index[req]
+	if !ok {
+		return memEntry{}, false
+	}
+	return m.ring[i], true
+}
+
+func (m *reqMemory) put(req string, hash uint64, result ID) {
+	if m.index == nil {
+		m.index = make(map[string]int)
+	}
+	if len(m.ring) < RequestMemory {
+		m.index[req] = len(m.ring)
+		m.ring = append(m.ring, memEntry{req, hash, result})
+		return
+	}
+	delete(m.index, m.ring[m.next].req)
+	m.ring[m.next] = memEntry{req, hash, result}
+	m.index[req] = m.next
+	m.next = (m.next + 1) % RequestMemory
+}
+
+// entries returns the remembered requests, oldest first.
+func (m *reqMemory) entries() []memEntry {
+	out := make([]memEntry, 0, len(m.ring))
+	out = append(out, m.ring[m.next:]...)
+	return append(out, m.ring[:m.next]...)
+}
+
+// recallLocked looks up a request id. It returns the remembered result, or an
+// error if the id was used with other arguments.
+func (e *Engine) recallLocked(s *session, c *Call, hash uint64) (ID, bool, error) {
+	if s == nil || c.Request == "" {
+		return 0, false, nil
+	}
+	m, ok := s.mem.get(c.Request)
+	if !ok {
+		return 0, false, nil
+	}
+	if m.hash != hash {
+		return 0, false, ErrRequestMismatch
+	}
+	return m.result, true, nil
+}
+
+func (e *Engine) rememberLocked(ev *Event) {
+	if ev.Session == 0 || ev.Request == "" {
+		return
+	}
+	if s := e.sessions[ev.Session]; s != nil {
+		s.mem.put(ev.Request, ev.ArgHash, ev.Target)
+		e.markSession(s)
+	}
+}
