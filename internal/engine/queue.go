@@ -83,16 +83,13 @@ func (e *Engine) enqueueLocked(s *session, n *node, class string, maxHold int64,
 	cs := n.class(class)
 	g := cs.group
 	if g == nil {
-		g = &group{class: class, node: n, tq: tq, cs: cs, heapIdx: -1}
+		g = &group{class: class, node: n, tq: tq, cs: cs, heapIdx: -1, head: w, tail: w}
 		cs.group = g
 		heap.Push(&tq.ready, g)
-	}
-	w.grp = g
-	if g.tail == nil {
-		g.head, g.tail = w, w
 	} else {
 		w.prev, g.tail.next, g.tail = g.tail, w, w
 	}
+	w.grp = g
 	g.n++
 	tq.waiters++
 	if s.waiters == nil {

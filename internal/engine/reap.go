@@ -98,9 +98,29 @@ func (e *Engine) reapRemovalsLocked(now int64) {
 	for _, t := range later {
 		e.timers.pushRemoval(t.at, t.id)
 	}
-	if len(ids) > 0 {
+	if ids = topmost(e, ids); len(ids) > 0 {
 		e.emitLocked(&Event{Kind: KindNodesRemoved, IDs: ids}, now)
 	}
+}
+
+// topmost drops the ids that lie beneath another id of the list: removing a
+// node removes its subtree.
+func topmost(e *Engine, ids []ID) []ID {
+	set := make(map[ID]bool, len(ids))
+	for _, id := range ids {
+		set[id] = true
+	}
+	out := ids[:0]
+	for _, id := range ids {
+		covered := false
+		for a := e.nodes[id].parent; a != nil && !covered; a = a.parent {
+			covered = set[a.id]
+		}
+		if !covered {
+			out = append(out, id)
+		}
+	}
+	return out
 }
 
 // scopedInside reports whether a live session is scoped to n or beneath it;

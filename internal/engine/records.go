@@ -105,11 +105,14 @@ func (n *node) record() NodeRec {
 			r.Res[k] = ResRec{Capped: rs.capped, Cap: rs.cap, Used: rs.used, Own: rs.own, Settled: rs.settled, Top: rs.top}
 		}
 	}
-	if len(n.cls) > 0 {
-		r.Cls = make(map[string]ClassRec, len(n.cls))
-		for k, cs := range n.cls {
-			r.Cls[k] = ClassRec{Limited: cs.limited, Limit: cs.limit, Held: cs.held}
+	for k, cs := range n.cls {
+		if !cs.limited && cs.held == 0 {
+			continue // only a queue passed through: nothing to keep
 		}
+		if r.Cls == nil {
+			r.Cls = make(map[string]ClassRec, len(n.cls))
+		}
+		r.Cls[k] = ClassRec{Limited: cs.limited, Limit: cs.limit, Held: cs.held}
 	}
 	return r
 }

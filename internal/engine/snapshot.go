@@ -155,6 +155,9 @@ func (im *Image) Snapshot() *Snapshot {
 }
 
 func values[T any](m map[ID]*T) []T {
+	if len(m) == 0 {
+		return nil
+	}
 	out := make([]T, 0, len(m))
 	for _, r := range m {
 		out = append(out, *r)

@@ -1,0 +1,299 @@
+package engine
+
+import (
+	"fmt"
+)
+
+// The nine invariants of SPEC.md §5. checkState recomputes I2, I3, I6, I7 and
+// I8 from scratch; the auditor checks I1, I4, I5 and I9 on every event as it
+// is emitted, because they are statements about transitions.
+
+// checkState must be called without the engine lock held.
+func checkState(e *Engine) error {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	for _, check := range []func(*Engine) error{checkI2Usage, checkI3Held, checkI6Leases, checkI7Ended, checkI8WorkConserving, checkIDs} {
+		if err := check(e); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// I2: usage adds up. A node's usage of a resource is what was charged on it,
+// plus its children's usage, plus what removed children had used.
+func checkI2Usage(e *Engine) error {
+	for _, n := range e.nodes {
+		for r, rs := range n.res {
+			sum := rs.own + rs.settled
+			for _, ch := range n.children {
+				if crs := ch.res[r]; crs != nil {
+					sum += crs.used
+				}
+			}
+			if sum != rs.used {
+				return fmt.Errorf("I2: node %d uses %d of %s but its parts add to %d", n.id, rs.used, r, sum)
+			}
+		}
+		for _, ch := range n.children {
+			for r, crs := range ch.res {
+				if crs.used > 0 && n.res[r] == nil {
+					return fmt.Errorf("I2: node %d has no %s usage though child %d used %d", n.id, r, ch.id, crs.used)
+				}
+			}
+		}
+	}
+	return nil
+}
+
+// I3: leases held add up. A node holds, per class, exactly the live leases
+// on itself and beneath it.
+func checkI3Held(e *Engine) error {
+	held := make(map[ID]map[string]int64)
+	for _, l := range e.leases {
+		for a := l.node; a != nil; a = a.parent {
+			if held[a.id] == nil {
+				held[a.id] = make(map[string]int64)
+			}
+			held[a.id][l.class]++
+		}
+	}
+	for _, n := range e.nodes {
+		for c, cs := range n.cls {
+			if cs.held != held[n.id][c] {
+				return fmt.Errorf("I3: node %d counts %d %s leases, %d are live beneath it", n.id, cs.held, c, held[n.id][c])
+			}
+		}
+		for c, h := range held[n.id] {
+			if n.cls[c] == nil {
+				return fmt.Errorf("I3: node %d does not count its %d %s leases", n.id, h, c)
+			}
+		}
+	}
+	return nil
+}
+
+// I6: every live lease belongs to a live session and an active node, and is
+// indexed where it should be.
+func checkI6Leases(e *Engine) error {
+	for id, l := range e.leases {
+		if e.sessions[l.session.id] != l.session {
+			return fmt.Errorf("I6: lease %d belongs to ended session %d", id, l.session.id)
+		}
+		if e.nodes[l.node.id] != l.node || l.node.state != Active {
+			return fmt.Errorf("I6: lease %d is on ended or removed node %d", id, l.node.id)
+		}
+		if l.node.leases[id] != l || l.session.leases[id] != l {
+			return fmt.Errorf("I6: lease %d is not indexed on its node and session", id)
+		}
+		if e.tombs[id] != nil {
+			return fmt.Errorf("I6: lease %d is both live and ended", id)
+		}
+	}
+	for _, s := range e.sessions {
+		for id, l := range s.leases {
+			if e.leases[id] != l {
+				return fmt.Errorf("I6: session %d lists lease %d that is not live", s.id, id)
+			}
+		}
+		if e.nodes[s.scope.id] != s.scope {
+			return fmt.Errorf("I6: session %d is scoped to removed node %d", s.id, s.scope.id)
+		}
+	}
+	return nil
+}
+
+// I7: ending is final and total. An ended node has only ended nodes beneath
+// it, holds no lease and has no queued acquire; an active node's effective
+// deadline is the earlier of its own and its parent's.
+func checkI7Ended(e *Engine) error {
+	for _, n := range e.nodes {
+		if n.parent != nil {
+			if e.nodes[n.parent.id] != n.parent || n.parent.children[n.id] != n {
+				return fmt.Errorf("I7: node %d is not linked under its parent", n.id)
+			}
+			if n.eff != minDeadline(n.deadline, n.parent.eff) {
+				return fmt.Errorf("I7: node %d has effective deadline %d, want min(%d, %d)", n.id, n.eff, n.deadline, n.parent.eff)
+			}
+		}
+		if n.state == Active {
+			continue
+		}
+		if len(n.leases) > 0 {
+			return fmt.Errorf("I7: ended node %d holds %d leases", n.id, len(n.leases))
+		}
+		for c, cs := range n.cls {
+			if cs.group != nil {
+				return fmt.Errorf("I7: ended node %d has queued %s acquires", n.id, c)
+			}
+		}
+		for _, ch := range n.children {
+			if ch.state == Active {
+				return fmt.Errorf("I7: ended node %d has active child %d", n.id, ch.id)
+			}
+		}
+	}
+	return nil
+}
+
+// I8: the queue is work conserving: after every operation no queued acquire
+// fits, and every queued acquire is reachable from its class's ring.
+func checkI8WorkConserving(e *Engine) error {
+	for class, cq := range e.queues {
+		if len(cq.ring) == 0 {
+			return fmt.Errorf("I8: class %s has an empty queue", class)
+		}
+		for i, tq := range cq.ring {
+			if tq.ringIdx != i || cq.tenants[tq.tenant.id] != tq {
+				return fmt.Errorf("I8: class %s ring position %d is inconsistent", class, i)
+			}
+		}
+	}
+	for _, s := range e.sessions {
+		for w := range s.waiters {
+			if w.grp == nil || w.node.state != Active {
+				return fmt.Errorf("I8: session %d has a waiter outside any queue or on an ended node", s.id)
+			}
+			if fitsLocked(w.node, w.class) {
+				return fmt.Errorf("I8: a %s acquire on node %d waits though it fits", w.class, w.node.id)
+			}
+		}
+	}
+	return nil
+}
+
+// checkIDs: every id is below the counter, so none can be handed out again.
+func checkIDs(e *Engine) error {
+	for id := range e.nodes {
+		if id >= e.next {
+			return fmt.Errorf("node id %d is not below the counter %d", id, e.next)
+		}
+	}
+	for id := range e.leases {
+		if id >= e.next {
+			return fmt.Errorf("lease id %d is not below the counter %d", id, e.next)
+		}
+	}
+	return nil
+}
+
+// auditor checks the transition invariants on each event, as it is emitted
+// (the engine lock is held and the event is already applied). It keeps its
+// own model of which leases are live, from the events alone.
+type auditor struct {
+	e       *Engine
+	live    map[ID]ID // lease -> session, from events
+	leaseOf map[ID]ID // lease -> node
+	maxID   ID
+	err     error
+}
+
+func newAuditor(e *Engine) *auditor {
+	return &auditor{e: e, live: make(map[ID]ID), leaseOf: make(map[ID]ID)}
+}
+
+func (a *auditor) fail(format string, args ...any) {
+	if a.err == nil {
+		a.err = fmt.Errorf(format, args...)
+	}
+}
+
+func (a *auditor) check(ev *Event) {
+	e := a.e
+	a.checkScope(ev)
+	switch ev.Kind {
+	case KindConsumed:
+		a.checkQuota(e.nodes[ev.Node], ev.Name, ev)
+	case KindNodeCreated:
+		if ev.Charge != nil {
+			a.checkQuota(e.nodes[ev.Node], ev.Charge.Resource, ev)
+		}
+		a.newID(ev.Target, ev)
+	case KindSessionOpened:
+		a.newID(ev.Target, ev)
+	case KindLeaseGranted:
+		a.newID(ev.Target, ev)
+		// I4: no grant takes a node on the chain over its limit.
+		for n := e.nodes[ev.Node]; n != nil; n = n.parent {
+			if cs := n.cls[ev.Name]; cs.limited && cs.held > cs.limit {
+				a.fail("I4: event %d grants %s on node %d over the limit of node %d (%d > %d)", ev.Seq, ev.Name, ev.Node, n.id, cs.held, cs.limit)
+			}
+		}
+		a.live[ev.Target] = ev.Session
+		a.leaseOf[ev.Target] = ev.Node
+	case KindLeaseReleased, KindLeaseExpired:
+		if _, ok := a.live[ev.Target]; !ok {
+			a.fail("I5: event %d ends lease %d, which is not live", ev.Seq, ev.Target)
+		}
+		delete(a.live, ev.Target)
+	}
+	a.endImplicit(ev)
+	// I5: the leases live by the events are exactly the engine's.
+	if len(a.live) != len(e.leases) {
+		a.fail("I5: after event %d the events leave %d leases live, the engine %d", ev.Seq, len(a.live), len(e.leases))
+	}
+	for id := range a.live {
+		if e.leases[id] == nil {
+			a.fail("I5: after event %d lease %d ended without an event that ends it", ev.Seq, id)
+		}
+	}
+}
+
+// endImplicit drops from the model the leases that an ended session or node
+// ends with it.
+func (a *auditor) endImplicit(ev *Event) {
+	switch ev.Kind {
+	case KindSessionClosed, KindSessionExpired:
+		for id, s := range a.live {
+			if s == ev.Target {
+				delete(a.live, id)
+			}
+		}
+	case KindNodeEnded:
+		top := a.e.nodes[ev.Node]
+		for id := range a.live {
+			if n := a.e.nodes[a.leaseOf[id]]; n != nil && n.within(top) {
+				delete(a.live, id)
+			}
+		}
+	}
+}
+
+// I1: no consume takes a node on the chain over its cap.
+func (a *auditor) checkQuota(n *node, r string, ev *Event) {
+	for ; n != nil; n = n.parent {
+		if rs := n.res[r]; rs != nil && rs.capped && rs.used > rs.cap {
+			a.fail("I1: event %d takes node %d over its %s cap (%d > %d)", ev.Seq, n.id, r, rs.used, rs.cap)
+		}
+	}
+}
+
+// Ids only grow: every new id is larger than any before.
+func (a *auditor) newID(id ID, ev *Event) {
+	if id <= a.maxID {
+		a.fail("I5: event %d reissues id %d (largest so far %d)", ev.Seq, id, a.maxID)
+	}
+	a.maxID = id
+}
+
+// I9: a session changes only nodes inside its scope.
+func (a *auditor) checkScope(ev *Event) {
+	if ev.Session == 0 {
+		return
+	}
+	s := a.e.sessions[ev.Session]
+	if s == nil {
+		return
+	}
+	if ev.Node != 0 {
+		if n := a.e.nodes[ev.Node]; n != nil && !n.within(s.scope) {
+			a.fail("I9: event %d by session %d changes node %d outside its scope %d", ev.Seq, s.id, n.id, s.scope.id)
+		}
+	}
+	switch ev.Kind {
+	case KindQuotaSet, KindLimitSet, KindNodeEnded:
+		if ev.Node == s.scope.id && s.scope != a.e.root {
+			a.fail("I9: event %d by session %d edits or ends its own scope node %d", ev.Seq, s.id, ev.Node)
+		}
+	}
+}
