@@ -188,8 +188,9 @@ func (e *Engine) Release(c *Call, id ID, rep Report) (Outcome, error) {
 	return OutcomeReleased, nil
 }
 
-// liveLeaseLocked finds a live lease, ending it on the spot if its hold ran
-// out or its node's deadline passed. A lease the caller cannot see is unknown.
+// liveLeaseLocked finds a live lease, ending it on the spot if its holder's
+// session lapsed, its node's deadline passed or its hold ran out, checked in
+// the order Reap takes them. A lease the caller cannot see is unknown.
 func (e *Engine) liveLeaseLocked(s *session, id ID, now int64) (*lease, error) {
 	e.forgetTombLocked(id, now)
 	l := e.leases[id]
@@ -199,12 +200,16 @@ func (e *Engine) liveLeaseLocked(s *session, id ID, now int64) (*lease, error) {
 		}
 		return nil, &LeaseError{Lease: id, Outcome: OutcomeUnknown}
 	}
-	if l.until != 0 && now >= l.until {
-		e.emitLocked(&Event{Kind: KindLeaseExpired, Target: l.id}, now)
+	if h := l.session; h.ttl > 0 && now >= h.expires {
+		e.emitLocked(&Event{Kind: KindSessionExpired, Target: h.id}, now)
 		return nil, &LeaseError{Lease: id, Outcome: OutcomeExpired}
 	}
 	if err := e.activeLocked(l.node, now); err != nil {
 		return nil, &LeaseError{Lease: id, Outcome: OutcomeRevoked}
+	}
+	if l.until != 0 && now >= l.until {
+		e.emitLocked(&Event{Kind: KindLeaseExpired, Target: l.id}, now)
+		return nil, &LeaseError{Lease: id, Outcome: OutcomeExpired}
 	}
 	return l, nil
 }
@@ -236,10 +241,6 @@ func (e *Engine) Validate(c *Call, id ID) (LeaseInfo, error) {
 	l, err := e.liveLeaseLocked(s, id, now)
 	if err != nil {
 		return LeaseInfo{}, err
-	}
-	if l.session.ttl > 0 && now >= l.session.expires {
-		e.emitLocked(&Event{Kind: KindSessionExpired, Target: l.session.id}, now)
-		return LeaseInfo{}, &LeaseError{Lease: id, Outcome: OutcomeExpired}
 	}
 	return l.info(), nil
 }
