@@ -20,7 +20,7 @@ type Engine struct {
 	sessions map[ID]*session
 	tokens   map[[32]byte]*session
 	leases   map[ID]*lease
-	tombs    map[ID]*tombstone
+	tombs    map[ID]tombstone
 	queues   map[string]*classQueue
 	arrivals uint64 // order of waiters
 
@@ -63,7 +63,7 @@ func newEngine(opts Options) *Engine {
 		sessions: make(map[ID]*session),
 		tokens:   make(map[[32]byte]*session),
 		leases:   make(map[ID]*lease),
-		tombs:    make(map[ID]*tombstone),
+		tombs:    make(map[ID]tombstone),
 		queues:   make(map[string]*classQueue),
 	}
 }

@@ -77,7 +77,7 @@ type Event struct {
 	Charge   *Charge   `json:"charge,omitempty"`
 	Defaults *Defaults `json:"defaults,omitempty"`
 	Settings *Settings `json:"settings,omitempty"`
-	Report   *Report   `json:"report,omitempty"`
+	Report   Report    `json:"report,omitzero"`
 	IDs      []ID      `json:"ids,omitempty"`
 }
 

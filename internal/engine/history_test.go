@@ -106,13 +106,6 @@ func newHistory(t *testing.T, seed uint64) *history {
 	return h
 }
 
-func must(t *testing.T, err error) {
-	t.Helper()
-	if err != nil {
-		t.Fatal(err)
-	}
-}
-
 func (h *history) pick(ids []ID) ID {
 	if len(ids) == 0 {
 		return 0
@@ -411,14 +404,34 @@ func (h *history) opEdit() {
 	if h.rng.IntN(4) != 0 {
 		v = ptr(int64(h.rng.IntN(20)))
 	}
-	c := h.call(s)
+	c := &Call{Session: s}
 	if h.rng.IntN(2) == 0 {
 		res := []string{"http", "retry"}[h.rng.IntN(2)]
-		h.remember(c, func(c *Call) error { return h.e.SetQuota(c, n, res, v) })
+		if h.e.SetQuota(c, n, res, v) == nil {
+			q := h.describe(n).Quotas[res]
+			h.expectCap("quota "+res, n, v, q.Capped, q.Cap)
+		}
 		return
 	}
 	class := []string{"db", "agents"}[h.rng.IntN(2)]
-	h.remember(c, func(c *Call) error { return h.e.SetLimit(c, n, class, v) })
+	if h.e.SetLimit(c, n, class, v) == nil {
+		l := h.describe(n).Limits[class]
+		h.expectCap("limit "+class, n, v, l.Limited, l.Limit)
+	}
+}
+
+func (h *history) describe(n ID) NodeInfo {
+	inf, _, err := h.e.Describe(&Call{}, n, false)
+	must(h.t, err)
+	return inf
+}
+
+// expectCap checks that an edit reads back as it was written: a value, or no
+// cap at all.
+func (h *history) expectCap(what string, n ID, v *int64, capped bool, got int64) {
+	if (v == nil) == capped || v != nil && *v != got {
+		h.t.Fatalf("step %d: node %d's %s reads back as capped=%v %d after setting %v", h.step, n, what, capped, got, v)
+	}
 }
 
 func (h *history) opDefaults() {

@@ -86,7 +86,7 @@ func checkI6Leases(e *Engine) error {
 		if l.node.leases[id] != l || l.session.leases[id] != l {
 			return fmt.Errorf("I6: lease %d is not indexed on its node and session", id)
 		}
-		if e.tombs[id] != nil {
+		if hasTomb(e, id) {
 			return fmt.Errorf("I6: lease %d is both live and ended", id)
 		}
 	}

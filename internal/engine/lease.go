@@ -140,7 +140,7 @@ func (e *Engine) leaseInfoLocked(id ID) (LeaseInfo, *Waiter, error) {
 }
 
 func (e *Engine) endedLeaseErrLocked(id ID) error {
-	if t := e.tombs[id]; t != nil {
+	if t, ok := e.tombs[id]; ok {
 		return &LeaseError{Lease: id, Outcome: t.outcome}
 	}
 	return &LeaseError{Lease: id, Outcome: OutcomeUnknown}
@@ -174,7 +174,7 @@ func (e *Engine) Release(c *Call, id ID, rep Report) (Outcome, error) {
 	}
 	l, err := e.liveLeaseLocked(s, id, now)
 	if err != nil {
-		if t := e.tombs[id]; t != nil && t.outcome == OutcomeReleased && (s == nil || t.session == s.id) {
+		if t, ok := e.tombs[id]; ok && t.outcome == OutcomeReleased && (s == nil || t.session == s.id) {
 			return OutcomeAlreadyReleased, nil
 		}
 		return 0, err
@@ -182,7 +182,7 @@ func (e *Engine) Release(c *Call, id ID, rep Report) (Outcome, error) {
 	if s != nil && l.session != s {
 		return 0, &LeaseError{Lease: id, Outcome: OutcomeNotOwner}
 	}
-	ev := &Event{Kind: KindLeaseReleased, Target: l.id, Report: &rep}
+	ev := &Event{Kind: KindLeaseReleased, Target: l.id, Report: rep}
 	e.stampLocked(ev, s, c, h)
 	e.emitLocked(ev, now)
 	return OutcomeReleased, nil
@@ -195,7 +195,7 @@ func (e *Engine) liveLeaseLocked(s *session, id ID, now int64) (*lease, error) {
 	e.forgetTombLocked(id, now)
 	l := e.leases[id]
 	if l == nil || s != nil && !l.node.within(s.scope) {
-		if t := e.tombs[id]; t != nil && (s == nil || e.nodeVisibleLocked(s, t.node)) {
+		if t, ok := e.tombs[id]; ok && (s == nil || e.nodeVisibleLocked(s, t.node)) {
 			return nil, &LeaseError{Lease: id, Outcome: t.outcome}
 		}
 		return nil, &LeaseError{Lease: id, Outcome: OutcomeUnknown}
@@ -221,7 +221,7 @@ func (e *Engine) nodeVisibleLocked(s *session, id ID) bool {
 
 // forgetTombLocked drops a tombstone whose time is up.
 func (e *Engine) forgetTombLocked(id ID, now int64) {
-	if t := e.tombs[id]; t != nil && now >= t.until {
+	if t, ok := e.tombs[id]; ok && now >= t.until {
 		delete(e.tombs, id)
 		e.dirty.leases = append(e.dirty.leases, id)
 	}
@@ -300,7 +300,7 @@ func (e *Engine) endLeaseLocked(l *lease, outcome Outcome, now int64) {
 		e.markNode(a)
 	}
 	if e.settings.TombstoneTTL > 0 {
-		e.tombs[l.id] = &tombstone{
+		e.tombs[l.id] = tombstone{
 			id: l.id, node: l.node.id, session: l.session.id, class: l.class,
 			outcome: outcome, ended: now, until: now + int64(e.settings.TombstoneTTL),
 		}

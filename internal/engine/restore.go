@@ -21,10 +21,10 @@ func Restore(opts Options, st *Snapshot) (*Engine, error) {
 	}
 	for i := range st.Tombs {
 		r := &st.Tombs[i]
-		if r.ID == 0 || r.ID >= e.next || e.tombs[r.ID] != nil || e.leases[r.ID] != nil {
+		if r.ID == 0 || r.ID >= e.next || hasTomb(e, r.ID) || e.leases[r.ID] != nil {
 			return nil, corrupt("snapshot has a bad or repeated tombstone %d", r.ID)
 		}
-		e.tombs[r.ID] = &tombstone{id: r.ID, node: r.Node, session: r.Session, class: r.Class, outcome: r.Outcome, ended: r.Ended, until: r.Until}
+		e.tombs[r.ID] = tombstone{id: r.ID, node: r.Node, session: r.Session, class: r.Class, outcome: r.Outcome, ended: r.Ended, until: r.Until}
 		e.timers.pushTomb(r.Until, r.ID)
 	}
 	if err := e.checkCounts(); err != nil {
@@ -200,4 +200,9 @@ func (e *Engine) Replay(ev *Event) error {
 	e.replay = true
 	defer func() { e.replay = false }()
 	return e.applyLocked(ev)
+}
+
+func hasTomb(e *Engine, id ID) bool {
+	_, ok := e.tombs[id]
+	return ok
 }

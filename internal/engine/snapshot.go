@@ -73,7 +73,7 @@ func (e *Engine) Capture() *Delta {
 			r := l.record()
 			d.Leases[id] = &r
 		}
-		if t := e.tombs[id]; t != nil {
+		if t, ok := e.tombs[id]; ok {
 			r := t.record()
 			d.Tombs[id] = &r
 		}

@@ -1,7 +1,5 @@
 package engine
 
-import "container/heap"
-
 // timers remembers when something may expire, so the reaper touches only
 // what is due. An entry is a hint: the reaper checks the object itself.
 type timers struct {
@@ -17,17 +15,45 @@ type timerEntry struct {
 	id ID
 }
 
+// timerHeap is a min-heap of entries by time, typed so a push allocates
+// nothing beyond the slice's growth.
 type timerHeap []timerEntry
 
-func (h timerHeap) Len() int           { return len(h) }
-func (h timerHeap) Less(i, j int) bool { return h[i].at < h[j].at }
-func (h timerHeap) Swap(i, j int)      { h[i], h[j] = h[j], h[i] }
-func (h *timerHeap) Push(x any)        { *h = append(*h, x.(timerEntry)) }
-func (h *timerHeap) Pop() any {
-	old := *h
-	x := old[len(old)-1]
-	*h = old[:len(old)-1]
-	return x
+func (h *timerHeap) push(x timerEntry) {
+	*h = append(*h, x)
+	s := *h
+	for i := len(s) - 1; i > 0; {
+		p := (i - 1) / 2
+		if s[p].at <= s[i].at {
+			break
+		}
+		s[p], s[i] = s[i], s[p]
+		i = p
+	}
+}
+
+func (h *timerHeap) pop() timerEntry {
+	s := *h
+	top := s[0]
+	last := len(s) - 1
+	s[0] = s[last]
+	s = s[:last]
+	for i := 0; ; {
+		l, r, m := 2*i+1, 2*i+2, i
+		if l < len(s) && s[l].at < s[m].at {
+			m = l
+		}
+		if r < len(s) && s[r].at < s[m].at {
+			m = r
+		}
+		if m == i {
+			break
+		}
+		s[i], s[m] = s[m], s[i]
+		i = m
+	}
+	*h = s
+	return top
 }
 
 // due pops the earliest entry if it is at or before t.
@@ -35,11 +61,11 @@ func (h *timerHeap) due(t int64) (timerEntry, bool) {
 	if len(*h) == 0 || (*h)[0].at > t {
 		return timerEntry{}, false
 	}
-	return heap.Pop(h).(timerEntry), true
+	return h.pop(), true
 }
 
-func (t *timers) pushSession(at int64, id ID)  { heap.Push(&t.sessions, timerEntry{at, id}) }
-func (t *timers) pushDeadline(at int64, id ID) { heap.Push(&t.deadlines, timerEntry{at, id}) }
-func (t *timers) pushHold(at int64, id ID)     { heap.Push(&t.holds, timerEntry{at, id}) }
-func (t *timers) pushRemoval(at int64, id ID)  { heap.Push(&t.removals, timerEntry{at, id}) }
-func (t *timers) pushTomb(at int64, id ID)     { heap.Push(&t.tombs, timerEntry{at, id}) }
+func (t *timers) pushSession(at int64, id ID)  { t.sessions.push(timerEntry{at, id}) }
+func (t *timers) pushDeadline(at int64, id ID) { t.deadlines.push(timerEntry{at, id}) }
+func (t *timers) pushHold(at int64, id ID)     { t.holds.push(timerEntry{at, id}) }
+func (t *timers) pushRemoval(at int64, id ID)  { t.removals.push(timerEntry{at, id}) }
+func (t *timers) pushTomb(at int64, id ID)     { t.tombs.push(timerEntry{at, id}) }
