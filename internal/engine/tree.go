@@ -41,7 +41,7 @@ func (n *node) info() NodeInfo {
 	inf := NodeInfo{
 		ID: n.id, Name: n.name, Tenant: n.tenant.id, Depth: n.depth, State: n.state,
 		Created: n.created, Ended: n.ended, Deadline: n.eff, Weight: n.weight, Priority: n.priority,
-		Defaults: n.defaults, Children: len(n.children),
+		Defaults: cloneDefaults(n.defaults), Children: len(n.children),
 	}
 	if n.parent != nil {
 		inf.Parent = n.parent.id
@@ -176,6 +176,11 @@ func (e *Engine) create(c *Call, parent ID, spec Spec, charge *Charge, ensure bo
 		if err := e.checkLocked(p, charge.Resource, charge.Amount); err != nil {
 			return NodeInfo{}, false, err
 		}
+	}
+	spec.Quotas, spec.Limits = copyCaps(spec.Quotas), copyCaps(spec.Limits) // the event shares nothing with the caller
+	if charge != nil {
+		ch := *charge
+		charge = &ch
 	}
 	ev := &Event{Kind: kind, Target: e.next, Node: p.id, Spec: &spec, Charge: charge}
 	e.stampLocked(ev, s, c, uint64(h))
