@@ -176,6 +176,13 @@ func (e *Engine) checkCounts() error {
 				return corrupt("snapshot node %d lacks its %s leases", n.id, c)
 			}
 		}
+		for _, ch := range n.children {
+			for r, crs := range ch.res {
+				if rs := n.res[r]; crs.used != 0 && rs == nil {
+					return corrupt("snapshot node %d lacks the %s usage of its child %d", n.id, r, ch.id)
+				}
+			}
+		}
 		for r, rs := range n.res {
 			sum := rs.own + rs.settled
 			for _, ch := range n.children {
@@ -183,7 +190,7 @@ func (e *Engine) checkCounts() error {
 					sum += crs.used
 				}
 			}
-			if sum != rs.used || rs.used < 0 {
+			if sum != rs.used || rs.used < 0 || rs.own < 0 || rs.settled < 0 {
 				return corrupt("snapshot node %d has used %d of %s but its parts add to %d", n.id, rs.used, r, sum)
 			}
 		}
