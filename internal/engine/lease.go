@@ -165,7 +165,11 @@ func (e *Engine) Release(c *Call, id ID, rep Report) (Outcome, error) {
 	if err != nil {
 		return 0, err
 	}
-	h := uint64(newHash(KindLeaseReleased).num(int64(id)).num(rep.LatencyNanos))
+	var overloaded byte
+	if rep.Overloaded {
+		overloaded = 1
+	}
+	h := uint64(newHash(KindLeaseReleased).num(int64(id)).num(rep.LatencyNanos).byte(overloaded))
 	if _, ok, err := e.recallLocked(s, c, h); err != nil || ok {
 		if err != nil {
 			return 0, err

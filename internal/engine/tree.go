@@ -188,14 +188,16 @@ func (e *Engine) create(c *Call, parent ID, spec Spec, charge *Charge, ensure bo
 	return e.nodes[ev.Target].info(), true, nil
 }
 
+// recalledNode answers a repeated create or ensure. Only a creation is
+// remembered, so the answer says the node was created, as the first one did.
 func (e *Engine) recalledNode(id ID, err error) (NodeInfo, bool, error) {
 	if err != nil {
 		return NodeInfo{}, false, err
 	}
 	if n := e.nodes[id]; n != nil {
-		return n.info(), false, nil
+		return n.info(), true, nil
 	}
-	return NodeInfo{ID: id}, false, nil
+	return NodeInfo{ID: id}, true, nil
 }
 
 // stampLocked records who made the change, so its request id is remembered.
