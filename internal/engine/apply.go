@@ -134,11 +134,11 @@ func (e *Engine) applyNodeEnded(ev *Event) error {
 func (e *Engine) endTreeLocked(n *node, st State, now int64) {
 	n.state, n.ended = st, now
 	e.markNode(n)
-	for _, l := range n.leases {
+	for _, l := range n.leases.all(byNode) {
 		e.endLeaseLocked(l, OutcomeRevoked, now)
 	}
 	for _, cs := range n.cls {
-		if cs.group != nil {
+		if cs.group != nil && cs.group.n > 0 {
 			e.failGroupLocked(cs.group, ErrNodeEnded)
 		}
 	}

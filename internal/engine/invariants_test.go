@@ -83,7 +83,7 @@ func checkI6Leases(e *Engine) error {
 		if e.nodes[l.node.id] != l.node || l.node.state != Active {
 			return fmt.Errorf("I6: lease %d is on ended or removed node %d", id, l.node.id)
 		}
-		if l.node.leases[id] != l || l.session.leases[id] != l {
+		if !listed(&l.node.leases, l, byNode) || !listed(&l.session.leases, l, bySession) {
 			return fmt.Errorf("I6: lease %d is not indexed on its node and session", id)
 		}
 		if hasTomb(e, id) {
@@ -91,9 +91,9 @@ func checkI6Leases(e *Engine) error {
 		}
 	}
 	for _, s := range e.sessions {
-		for id, l := range s.leases {
-			if e.leases[id] != l {
-				return fmt.Errorf("I6: session %d lists lease %d that is not live", s.id, id)
+		for _, l := range s.leases.all(bySession) {
+			if e.leases[l.id] != l {
+				return fmt.Errorf("I6: session %d lists lease %d that is not live", s.id, l.id)
 			}
 		}
 		if e.nodes[s.scope.id] != s.scope {
@@ -119,11 +119,11 @@ func checkI7Ended(e *Engine) error {
 		if n.state == Active {
 			continue
 		}
-		if len(n.leases) > 0 {
-			return fmt.Errorf("I7: ended node %d holds %d leases", n.id, len(n.leases))
+		if n.leases.n > 0 || n.leases.head != nil {
+			return fmt.Errorf("I7: ended node %d holds %d leases", n.id, n.leases.n)
 		}
 		for c, cs := range n.cls {
-			if cs.group != nil {
+			if cs.group != nil && cs.group.n > 0 {
 				return fmt.Errorf("I7: ended node %d has queued %s acquires", n.id, c)
 			}
 		}
@@ -140,11 +140,8 @@ func checkI7Ended(e *Engine) error {
 // fits, and every queued acquire is reachable from its class's ring.
 func checkI8WorkConserving(e *Engine) error {
 	for class, cq := range e.queues {
-		if len(cq.ring) == 0 {
-			return fmt.Errorf("I8: class %s has an empty queue", class)
-		}
 		for i, tq := range cq.ring {
-			if tq.ringIdx != i || cq.tenants[tq.tenant.id] != tq {
+			if tq.ringIdx != i || cq.tenants[tq.tenant.id] != tq || tq.waiters == 0 {
 				return fmt.Errorf("I8: class %s ring position %d is inconsistent", class, i)
 			}
 		}
@@ -296,4 +293,15 @@ func (a *auditor) checkScope(ev *Event) {
 			a.fail("I9: event %d by session %d edits or ends its own scope node %d", ev.Seq, s.id, ev.Node)
 		}
 	}
+}
+
+// listed reports whether l is on ls, walking link w.
+func listed(ls *leaseList, l *lease, w int) bool {
+	n := 0
+	found := false
+	for x := ls.head; x != nil; x = x.links[w].next {
+		n++
+		found = found || x == l
+	}
+	return found && n == ls.n
 }

@@ -10,7 +10,7 @@ type lease struct {
 	session *session
 	granted int64
 	until   int64 // the hold ends here, 0 if unbounded
-	dirty   bool
+	links   [2]leaseLink
 }
 
 // Outcome is how a lease ended, or what a release found.
@@ -258,14 +258,8 @@ func (e *Engine) applyLeaseGranted(ev *Event) error {
 	l := &lease{id: ev.Target, node: n, class: ev.Name, session: s, granted: ev.Time, until: ev.Until}
 	e.next = l.id + 1
 	e.leases[l.id] = l
-	if n.leases == nil {
-		n.leases = make(map[ID]*lease)
-	}
-	n.leases[l.id] = l
-	if s.leases == nil {
-		s.leases = make(map[ID]*lease)
-	}
-	s.leases[l.id] = l
+	n.leases.push(l, byNode)
+	s.leases.push(l, bySession)
 	for a := n; a != nil; a = a.parent {
 		a.class(l.class).held++
 		e.markNode(a)
@@ -295,8 +289,8 @@ func (e *Engine) applyLeaseEnded(ev *Event) error {
 // grant again.
 func (e *Engine) endLeaseLocked(l *lease, outcome Outcome, now int64) {
 	delete(e.leases, l.id)
-	delete(l.node.leases, l.id)
-	delete(l.session.leases, l.id)
+	l.node.leases.remove(l, byNode)
+	l.session.leases.remove(l, bySession)
 	for a := l.node; a != nil; a = a.parent {
 		cs := a.cls[l.class]
 		cs.held--

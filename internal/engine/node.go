@@ -21,7 +21,7 @@ type node struct {
 
 	children map[ID]*node
 	byName   map[string]*node // newest child of each name
-	leases   map[ID]*lease    // live leases acquired on this node itself
+	leases   leaseList        // live leases acquired on this node itself
 
 	scoped int  // live sessions scoped to this node
 	dirty  bool // changed since the last snapshot capture

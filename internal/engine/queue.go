@@ -76,15 +76,21 @@ func (e *Engine) enqueueLocked(s *session, n *node, class string, maxHold int64,
 	}
 	tq := cq.tenants[n.tenant.id]
 	if tq == nil {
-		tq = &tenantQueue{tenant: n.tenant, ringIdx: len(cq.ring)}
+		tq = &tenantQueue{tenant: n.tenant, ringIdx: -1}
 		cq.tenants[n.tenant.id] = tq
+	}
+	if tq.ringIdx < 0 {
+		tq.ringIdx = len(cq.ring)
 		cq.ring = append(cq.ring, tq)
 	}
 	cs := n.class(class)
 	g := cs.group
 	if g == nil {
-		g = &group{class: class, node: n, tq: tq, cs: cs, heapIdx: -1, head: w, tail: w}
+		g = &group{class: class, node: n, tq: tq, cs: cs, heapIdx: -1}
 		cs.group = g
+	}
+	if g.n == 0 {
+		g.head, g.tail = w, w
 		heap.Push(&tq.ready, g)
 	} else {
 		w.prev, g.tail.next, g.tail = g.tail, w, w
@@ -128,8 +134,10 @@ func (e *Engine) removeWaiterLocked(w *Waiter) {
 	}
 }
 
+// dropGroupLocked takes an emptied group off its heap or its parking place.
+// The group stays on its node for the next waiter.
 func (e *Engine) dropGroupLocked(g *group) {
-	g.cs.group = nil
+	g.head, g.tail = nil, nil
 	if g.heapIdx >= 0 {
 		heap.Remove(&g.tq.ready, g.heapIdx)
 		return
@@ -146,15 +154,12 @@ func (e *Engine) dropTenantLocked(class string, tq *tenantQueue) {
 	for j := i; j < last; j++ {
 		cq.ring[j].ringIdx = j
 	}
-	delete(cq.tenants, tq.tenant.id)
+	tq.ringIdx, tq.deficit = -1, 0
 	if i < cq.cursor {
 		cq.cursor--
 	}
 	if cq.cursor >= len(cq.ring) {
 		cq.cursor = 0
-	}
-	if len(cq.ring) == 0 {
-		delete(e.queues, class)
 	}
 }
 
@@ -201,7 +206,7 @@ func (e *Engine) unparkLocked(cs *classState) {
 }
 
 func (e *Engine) wantDispatch(class string) {
-	if e.replay || e.queues[class] == nil {
+	if cq := e.queues[class]; e.replay || cq == nil || len(cq.ring) == 0 {
 		return
 	}
 	for _, c := range e.dispatch {
@@ -235,7 +240,7 @@ func (e *Engine) firstFitLocked(tq *tenantQueue, class string) *group {
 func (e *Engine) dispatchLocked(class string, now int64) {
 	for {
 		cq := e.queues[class]
-		if cq == nil || !fitsLocked(e.root, class) {
+		if cq == nil || len(cq.ring) == 0 || !fitsLocked(e.root, class) {
 			return
 		}
 		if !e.serveOneLocked(cq, class, now) {

@@ -137,14 +137,8 @@ func (e *Engine) restoreLeases(recs []LeaseRec) error {
 		}
 		l := &lease{id: r.ID, node: n, class: r.Class, session: s, granted: r.Granted, until: r.Until}
 		e.leases[l.id] = l
-		if n.leases == nil {
-			n.leases = make(map[ID]*lease)
-		}
-		n.leases[l.id] = l
-		if s.leases == nil {
-			s.leases = make(map[ID]*lease)
-		}
-		s.leases[l.id] = l
+		n.leases.push(l, byNode)
+		s.leases.push(l, bySession)
 		if l.until != 0 {
 			e.timers.pushHold(l.until, l.id)
 		}

@@ -11,7 +11,7 @@ type session struct {
 	expires int64 // live only: heartbeats are not recorded
 	opened  int64
 	token   [32]byte
-	leases  map[ID]*lease
+	leases  leaseList
 	waiters map[*Waiter]struct{}
 	mem     reqMemory
 	dirty   bool
@@ -168,7 +168,7 @@ func (e *Engine) applySessionEnded(ev *Event) error {
 	if ev.Kind == KindSessionExpired {
 		outcome = OutcomeExpired
 	}
-	for _, l := range s.leases {
+	for _, l := range s.leases.all(bySession) {
 		e.endLeaseLocked(l, outcome, ev.Time)
 	}
 	for w := range s.waiters {
