@@ -10,13 +10,13 @@ func (e *Engine) Reap(c *Call) int {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	now := e.nowLocked()
-	defer e.finishLocked(c, now)
 	start := e.seq
 	e.reapSessionsLocked(now)
 	e.reapDeadlinesLocked(now)
 	e.reapHoldsLocked(now)
 	e.reapTombsLocked(now)
 	e.reapRemovalsLocked(now)
+	e.finishLocked(c, now) // the grants of freed slots are Reap's events too
 	return int(e.seq - start)
 }
 
