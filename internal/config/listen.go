@@ -23,7 +23,7 @@ func RequiresTLS(listen string) bool {
 	if err != nil {
 		return true
 	}
-	return !ip.Unmap().IsLoopback()
+	return !ip.IsLoopback()
 }
 
 // checkListeners checks both addresses, the certificate pair and the rule
