@@ -10,7 +10,7 @@ import (
 // on each tenant and one on a's task; b's session holds a lease on b's task.
 type scopeWorld struct {
 	f              *fixture
-	a, aTask, aSub ID
+	a, aTask       ID
 	b, bTask, bSub ID
 	sa, sb, saTask ID
 	bLease         LeaseInfo
@@ -23,7 +23,7 @@ func newScopeWorld(t *testing.T) *scopeWorld {
 	w.b = f.tenant(Spec{Name: "b", Quotas: map[string]int64{"http": 10}, Limits: map[string]int64{"db": 1}})
 	w.sa, w.sb = f.session(w.a, time.Hour), f.session(w.b, time.Hour)
 	w.aTask = f.create(w.sa, 0, Spec{Name: "task"})
-	w.aSub = f.create(w.sa, w.aTask, Spec{Name: "sub"})
+	f.create(w.sa, w.aTask, Spec{Name: "sub"})
 	w.bTask = f.create(w.sb, 0, Spec{Name: "task"})
 	w.bSub = f.create(w.sb, w.bTask, Spec{Name: "sub"})
 	w.saTask = f.session(w.aTask, time.Hour)
