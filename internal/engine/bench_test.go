@@ -49,7 +49,7 @@ func BenchmarkConsume(b *testing.B) {
 		c := &Call{Session: s}
 		n := 0
 		for pb.Next() {
-			if n++; n%4096 == 0 {
+			if n++; n%65536 == 0 {
 				f.e.Capture()
 			}
 			if err := f.e.Consume(c, leaf, "http", 1); err != nil {
@@ -76,9 +76,9 @@ func BenchmarkLockBaseline(b *testing.B) {
 }
 
 // steady keeps a benchmark in the steady state of a running daemon: time
-// passes (1 µs per operation), tombstones live 1 ms, and every 4,096
-// operations the reaper runs and a snapshot captures what changed. Their cost
-// is part of the measurement.
+// passes (1 µs per operation), tombstones live 1 ms, the reaper runs every
+// 16,384 operations and a snapshot captures what changed every 65,536. Their
+// cost is part of the measurement.
 type steady struct {
 	f *fixture
 	i int
@@ -91,8 +91,11 @@ func newSteady(b *testing.B, f *fixture) *steady {
 
 func (s *steady) tick() {
 	s.f.clock.Advance(time.Microsecond)
-	if s.i++; s.i%4096 == 0 {
+	s.i++
+	if s.i%16384 == 0 {
 		s.f.e.Reap(&Call{})
+	}
+	if s.i%65536 == 0 {
 		s.f.e.Capture()
 	}
 }

@@ -49,6 +49,7 @@ func New(opts Options) *Engine {
 	e.nodes[RootID] = e.root
 	e.next = RootID + 1
 	e.settings = DefaultSettings()
+	e.markNode(e.root)
 	return e
 }
 
