@@ -1,0 +1,17 @@
+// Package durable makes the engine's record durable and rebuilds the engine
+// from it at start.
+//
+// Open loads the newest snapshot and replays the events after it through the
+// engine (restart is replay), gives every session one fresh TTL, and then
+// wires the engine's event sink to an eventlog.Writer. From then on every call
+// follows the rule write before reply: the engine applies a change in memory
+// and emits its event under its lock; the caller waits (Store.Wait) until the
+// writer has committed that event, in a batch with everyone else's, and only
+// then answers.
+//
+// Goroutines: the writer's commit goroutine (owned by eventlog.Writer) and one
+// snapshot goroutine, started by Open and stopped by Close. The snapshot
+// goroutine owns the snapshot image: when enough events have accumulated it
+// captures what changed under the engine lock, then merges, waits for the
+// events it covers to be on record, encodes and saves outside the lock.
+package durable
