@@ -15,7 +15,21 @@ func (e *Engine) SetLimit(c *Call, id ID, class string, value *int64) error {
 	return e.setCap(c, KindLimitSet, id, class, value)
 }
 
+// AdjustLimit is SetLimit for the daemon's adaptive controller: the event
+// records the inputs that made it move the limit. Only the daemon (a call
+// without a session) may use it.
+func (e *Engine) AdjustLimit(c *Call, id ID, class string, value int64, why Adapt) error {
+	if c.Session != 0 {
+		return ErrForbidden
+	}
+	return e.setCapWith(c, KindLimitSet, id, class, &value, &why)
+}
+
 func (e *Engine) setCap(c *Call, kind Kind, id ID, key string, value *int64) error {
+	return e.setCapWith(c, kind, id, key, value, nil)
+}
+
+func (e *Engine) setCapWith(c *Call, kind Kind, id ID, key string, value *int64, why *Adapt) error {
 	field := "resource"
 	if kind == KindLimitSet {
 		field = "class"
@@ -38,7 +52,7 @@ func (e *Engine) setCap(c *Call, kind Kind, id ID, key string, value *int64) err
 	if err != nil || n == nil {
 		return err
 	}
-	ev := &Event{Kind: kind, Node: n.id, Name: key}
+	ev := &Event{Kind: kind, Node: n.id, Name: key, Adapt: why}
 	if value != nil {
 		v := *value
 		ev.Value = &v

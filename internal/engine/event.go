@@ -19,10 +19,10 @@ const (
 	KindNodesRemoved   Kind = 7  // IDs: ended nodes past retention, each with its ended subtree
 	KindConsumed       Kind = 8  // Node, Name: resource, Amount
 	KindLeaseGranted   Kind = 9  // Target: new lease id, Node, Name: class, Until: hold deadline
-	KindLeaseReleased  Kind = 10 // Target: the lease, Report
+	KindLeaseReleased  Kind = 10 // Target: the lease, Node and Name: its node and class, Report
 	KindLeaseExpired   Kind = 11 // Target: the lease (its hold ran out)
 	KindQuotaSet       Kind = 12 // Node, Name: resource, Value (nil removes the cap)
-	KindLimitSet       Kind = 13 // Node, Name: class, Value (nil removes the limit), Report: inputs
+	KindLimitSet       Kind = 13 // Node, Name: class, Value (nil removes the limit), Adapt: why a controller moved it
 	KindDefaultsSet    Kind = 14 // Node, Defaults
 	kindEnd            Kind = 15
 )
@@ -54,6 +54,15 @@ type Report struct {
 	Overloaded   bool  `json:"overloaded,omitempty"`
 }
 
+// Adapt records what made an adaptive controller move a limit, so the record
+// explains every change it made.
+type Adapt struct {
+	Samples       int     `json:"samples"`
+	P95Nanos      int64   `json:"p95"`
+	OverloadShare float64 `json:"overload_share"`
+	Reason        string  `json:"reason"`
+}
+
 // Event is one change to the tree. Which fields are set depends on Kind (see
 // the Kind constants). Session, Request and ArgHash name the caller whose
 // call made the change, so its request id is remembered on replay.
@@ -78,6 +87,7 @@ type Event struct {
 	Defaults *Defaults `json:"defaults,omitempty"`
 	Settings *Settings `json:"settings,omitempty"`
 	Report   Report    `json:"report,omitzero"`
+	Adapt    *Adapt    `json:"adapt,omitempty"`
 	IDs      []ID      `json:"ids,omitempty"`
 }
 

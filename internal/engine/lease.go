@@ -186,7 +186,7 @@ func (e *Engine) Release(c *Call, id ID, rep Report) (Outcome, error) {
 	if s != nil && l.session != s {
 		return 0, &LeaseError{Lease: id, Outcome: OutcomeNotOwner}
 	}
-	ev := &Event{Kind: KindLeaseReleased, Target: l.id, Report: rep}
+	ev := &Event{Kind: KindLeaseReleased, Target: l.id, Node: l.node.id, Name: l.class, Report: rep}
 	e.stampLocked(ev, s, c, h)
 	e.emitLocked(ev, now)
 	return OutcomeReleased, nil

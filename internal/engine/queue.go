@@ -294,7 +294,7 @@ func (e *Engine) Abandon(c *Call, w *Waiter) {
 		return
 	}
 	if l := e.leases[w.lease]; l != nil && w.lease != 0 {
-		e.emitLocked(&Event{Kind: KindLeaseReleased, Target: l.id}, now)
+		e.emitLocked(&Event{Kind: KindLeaseReleased, Target: l.id, Node: l.node.id, Name: l.class}, now)
 	}
 }
 
