@@ -133,6 +133,7 @@ func (e *Engine) applyNodeEnded(ev *Event) error {
 // cancelled, or past its deadline if n is.
 func (e *Engine) endTreeLocked(n *node, st State, now int64) {
 	n.state, n.ended = st, now
+	e.endedNodes++
 	e.markNode(n)
 	for _, l := range n.leases.all(byNode) {
 		e.endLeaseLocked(l, OutcomeRevoked, now)
@@ -190,6 +191,7 @@ func newestNamed(p *node, name string) *node {
 
 func (e *Engine) forgetTreeLocked(n *node) {
 	delete(e.nodes, n.id)
+	e.endedNodes--
 	e.dirty.nodes = append(e.dirty.nodes, n.id)
 	for _, ch := range n.children {
 		e.forgetTreeLocked(ch)

@@ -10,19 +10,20 @@ type Engine struct {
 	clock Clock
 	sink  Sink
 
-	mu       sync.Mutex // guards every field below
-	seq      uint64     // sequence number of the last event
-	last     int64      // time of the last event; the engine's time never goes back
-	next     ID         // next id to hand out
-	settings Settings
-	nodes    map[ID]*node
-	root     *node
-	sessions map[ID]*session
-	tokens   map[[32]byte]*session
-	leases   map[ID]*lease
-	tombs    map[ID]tombstone
-	queues   map[string]*classQueue
-	arrivals uint64 // order of waiters
+	mu         sync.Mutex // guards every field below
+	seq        uint64     // sequence number of the last event
+	last       int64      // time of the last event; the engine's time never goes back
+	next       ID         // next id to hand out
+	settings   Settings
+	nodes      map[ID]*node
+	root       *node
+	sessions   map[ID]*session
+	tokens     map[[32]byte]*session
+	leases     map[ID]*lease
+	tombs      map[ID]tombstone
+	queues     map[string]*classQueue
+	arrivals   uint64 // order of waiters
+	endedNodes int    // nodes in the tree that have ended
 
 	timers timers // heaps of the times at which something may expire
 

@@ -12,7 +12,7 @@ import (
 func checkState(e *Engine) error {
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	for _, check := range []func(*Engine) error{checkI2Usage, checkI3Held, checkI6Leases, checkI7Ended, checkI8WorkConserving, checkIDs} {
+	for _, check := range []func(*Engine) error{checkI2Usage, checkI3Held, checkI6Leases, checkI7Ended, checkI8WorkConserving, checkIDs, checkStats} {
 		if err := check(e); err != nil {
 			return err
 		}
@@ -304,4 +304,18 @@ func listed(ls *leaseList, l *lease, w int) bool {
 		found = found || x == l
 	}
 	return found && n == ls.n
+}
+
+// checkStats: the counts Stats keeps up to date match a recount.
+func checkStats(e *Engine) error {
+	ended := 0
+	for _, n := range e.nodes {
+		if n.state != Active {
+			ended++
+		}
+	}
+	if ended != e.endedNodes {
+		return fmt.Errorf("stats: %d ended nodes counted, %d in the tree", e.endedNodes, ended)
+	}
+	return nil
 }

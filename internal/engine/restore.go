@@ -62,6 +62,9 @@ func (e *Engine) restoreNodes(recs []NodeRec) error {
 			cs.limited, cs.limit, cs.held = v.Limited, v.Limit, v.Held
 		}
 		e.nodes[n.id] = n
+		if n.state != Active {
+			e.endedNodes++
+		}
 		e.scheduleNode(n)
 	}
 	return nil
