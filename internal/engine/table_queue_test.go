@@ -197,3 +197,37 @@ func TestAbandon(t *testing.T) {
 	}
 	mustWait(t, w2)
 }
+
+// TestForfeit checks that a tenant passed over because none of its waiters
+// fitted loses the rest of its round: when its turn comes again it starts a
+// fresh round of its weight, no more and no less.
+func TestForfeit(t *testing.T) {
+	f := newFixture(t)
+	p, fillers, fs := newPool(f, "gpu", 6, []string{"a", "b"}, []int32{3, 1})
+	p.enqueue("a", 10)
+	p.enqueue("b", 10)
+	steps := []struct {
+		aLimit *int64 // set on tenant a before the release, if not nil
+		want   string
+	}{
+		{want: "a"},                  // a's round starts: two grants left
+		{aLimit: ptr(1), want: "b"},  // a is full and passed over: its round is lost
+		{aLimit: ptr(10), want: "a"}, // a's turn again: a fresh round of three
+		{want: "a"},
+		{want: "a"},
+		{want: "b"},
+	}
+	var got, want string
+	for i, st := range steps {
+		if st.aLimit != nil {
+			f.setLimit(p.tenant["a"], "gpu", st.aLimit)
+		}
+		f.release(fs, fillers[i].ID)
+		got += p.next()
+		want += st.want
+	}
+	if got != want {
+		t.Fatalf("grants went to %s, want %s", got, want)
+	}
+	p.checkHeld()
+}
