@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"sync"
+	"time"
 
 	"governor.dev/governor/internal/engine"
 	"governor.dev/governor/internal/eventlog"
@@ -26,6 +27,10 @@ type Options struct {
 	SnapshotEvery uint64
 	// Writer tunes group commit.
 	Writer eventlog.WriterOptions
+	// Committed, if set, receives every event once it is on record, in
+	// order, on the writer goroutine after each commit. It must not block:
+	// watchers, metrics and controllers see only what is durable.
+	Committed func(evs []*engine.Event)
 	// Logger receives start-up and snapshot messages; nil means slog.Default().
 	Logger *slog.Logger
 }
@@ -64,10 +69,14 @@ type sink struct {
 	n       uint64
 	every   uint64
 	trigger chan struct{}
+	pub     *publisher // nil without Options.Committed
 }
 
 func (s *sink) Emit(ev *engine.Event) {
 	s.w.Add(ev)
+	if s.pub != nil {
+		s.pub.add(ev)
+	}
 	if s.n++; s.n >= s.every {
 		s.n = 0
 		select {
@@ -95,6 +104,16 @@ func Open(ctx context.Context, opts Options) (*Store, error) {
 	}
 	s := &Store{backend: b, log: opts.Logger, stop: make(chan struct{}), snapDone: make(chan struct{}), now: make(chan chan error)}
 	s.sink = &sink{every: opts.SnapshotEvery, trigger: make(chan struct{}, 1)}
+	if opts.Committed != nil {
+		s.sink.pub = &publisher{deliver: opts.Committed}
+		onCommit := opts.Writer.OnCommit
+		opts.Writer.OnCommit = func(n int, d time.Duration) {
+			s.sink.pub.flush(s.writer.Durable())
+			if onCommit != nil {
+				onCommit(n, d)
+			}
+		}
+	}
 	img, err := s.load(ctx, opts)
 	if err != nil {
 		_ = b.Close()
