@@ -1,0 +1,219 @@
+package durable
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"path/filepath"
+	"slices"
+	"sync"
+	"testing"
+	"time"
+
+	"governor.dev/governor/internal/engine"
+	"governor.dev/governor/internal/pgtest"
+)
+
+// benchURLs are the records the benchmarks run on: memory, SQLite and
+// PostgreSQL. Each call of a function gives a fresh, empty record.
+func benchURLs() map[string]func(b *testing.B) string {
+	return map[string]func(b *testing.B) string{
+		"memory":   func(*testing.B) string { return "" },
+		"sqlite":   func(b *testing.B) string { return "sqlite:" + filepath.Join(b.TempDir(), "bench.db") },
+		"postgres": func(b *testing.B) string { return pgtest.DSN(b) },
+	}
+}
+
+// benchSetup opens a store with one tenant and one task per caller, each
+// with a session, so callers contend only for the engine and the record.
+func benchSetup(b *testing.B, url string, callers int) (*Store, []engine.ID, []engine.ID) {
+	ctx := context.Background()
+	s, err := Open(ctx, Options{URL: url, Clock: wallClock{}, Logger: quiet()})
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { _ = s.Close(ctx) })
+	c := &engine.Call{}
+	big := int64(math.MaxInt64 / 4)
+	tenant, _, err := s.Engine.Ensure(c, engine.RootID, engine.Spec{Name: "bench", Quotas: map[string]int64{"http": big}}, nil)
+	if err != nil {
+		b.Fatal(err)
+	}
+	var sessions, tasks []engine.ID
+	for i := range callers {
+		inf, err := s.Engine.OpenSession(c, tenant.ID, time.Hour, tok(10_000+i))
+		if err != nil {
+			b.Fatal(err)
+		}
+		task, err := s.Engine.Create(&engine.Call{Session: inf.ID}, 0, engine.Spec{Name: fmt.Sprint("task-", i), Quotas: map[string]int64{"http": big}})
+		if err != nil {
+			b.Fatal(err)
+		}
+		sessions, tasks = append(sessions, inf.ID), append(tasks, task.ID)
+	}
+	if err := s.Wait(ctx, s.Engine.Seq()); err != nil {
+		b.Fatal(err)
+	}
+	return s, sessions, tasks
+}
+
+// BenchmarkDurableConsume is consumes per second through engine and record
+// (no network), at 1, 16 and 64 concurrent callers, each waiting for its
+// charge to be on record before the next.
+func BenchmarkDurableConsume(b *testing.B) {
+	for name, url := range benchURLs() {
+		for _, callers := range []int{1, 16, 64} {
+			b.Run(fmt.Sprintf("%s/callers=%d", name, callers), func(b *testing.B) {
+				s, sessions, tasks := benchSetup(b, url(b), callers)
+				ctx := context.Background()
+				per := b.N/callers + 1
+				b.ResetTimer()
+				start := time.Now()
+				var wg sync.WaitGroup
+				for i := range callers {
+					wg.Add(1)
+					go func() {
+						defer wg.Done()
+						for range per {
+							if err := s.Room(ctx); err != nil {
+								b.Error(err)
+								return
+							}
+							c := &engine.Call{Session: sessions[i]}
+							if err := s.Engine.Consume(c, tasks[i], "http", 1); err != nil {
+								b.Error(err)
+								return
+							}
+							if err := s.Wait(ctx, c.Seq); err != nil {
+								b.Error(err)
+								return
+							}
+						}
+					}()
+				}
+				wg.Wait()
+				b.ReportMetric(float64(per*callers)/time.Since(start).Seconds(), "consumes/s")
+			})
+		}
+	}
+}
+
+// bigState fills s with n nodes and m sessions.
+func bigState(b *testing.B, s *Store, nodes, sessions int) (engine.ID, []engine.ID) {
+	ctx := context.Background()
+	c := &engine.Call{}
+	tenant, _, err := s.Engine.Ensure(c, engine.RootID, engine.Spec{Name: "big", Quotas: map[string]int64{"http": math.MaxInt64 / 4}}, nil)
+	if err != nil {
+		b.Fatal(err)
+	}
+	var ids []engine.ID
+	for i := range nodes {
+		inf, err := s.Engine.Create(c, tenant.ID, engine.Spec{Name: fmt.Sprint("n", i), Quotas: map[string]int64{"http": 1 << 40}})
+		if err != nil {
+			b.Fatal(err)
+		}
+		ids = append(ids, inf.ID)
+		if i%10_000 == 0 {
+			if err := s.Wait(ctx, c.Seq); err != nil {
+				b.Fatal(err)
+			}
+		}
+	}
+	for i := range sessions {
+		if _, err := s.Engine.OpenSession(c, tenant.ID, time.Hour, tok(100_000+i)); err != nil {
+			b.Fatal(err)
+		}
+	}
+	if err := s.Wait(ctx, s.Engine.Seq()); err != nil {
+		b.Fatal(err)
+	}
+	return tenant.ID, ids
+}
+
+// BenchmarkRestart measures a restart with 100,000 live nodes and 10,000
+// sessions in the snapshot and 100,000 events after it: load, restore,
+// replay.
+func BenchmarkRestart(b *testing.B) {
+	for name, fresh := range benchURLs() {
+		if name == "memory" {
+			continue
+		}
+		b.Run(name, func(b *testing.B) {
+			ctx := context.Background()
+			url := fresh(b)
+			s, err := Open(ctx, Options{URL: url, Clock: wallClock{}, Logger: quiet(), SnapshotEvery: math.MaxInt64})
+			if err != nil {
+				b.Fatal(err)
+			}
+			_, ids := bigState(b, s, 100_000, 10_000)
+			if err := s.SnapshotNow(ctx); err != nil {
+				b.Fatal(err)
+			}
+			c := &engine.Call{}
+			for i := range 100_000 {
+				if err := s.Engine.Consume(c, ids[i%len(ids)], "http", 1); err != nil {
+					b.Fatal(err)
+				}
+			}
+			if err := s.Close(ctx); err != nil {
+				b.Fatal(err)
+			}
+			b.ResetTimer()
+			for b.Loop() {
+				s, err := Open(ctx, Options{URL: url, Clock: wallClock{}, Logger: quiet(), SnapshotEvery: math.MaxInt64})
+				if err != nil {
+					b.Fatal(err)
+				}
+				b.StopTimer()
+				if st := s.Engine.Stats(); st.Nodes < 100_000 || st.Sessions < 10_000 {
+					b.Fatalf("restored %d nodes and %d sessions", st.Nodes, st.Sessions)
+				}
+				if err := s.Close(ctx); err != nil {
+					b.Fatal(err)
+				}
+				b.StartTimer()
+			}
+		})
+	}
+}
+
+// BenchmarkConsumeDuringSnapshot reports the latency of consumes (engine and
+// record) while a snapshot of 100,000 nodes is being taken and written.
+func BenchmarkConsumeDuringSnapshot(b *testing.B) {
+	url := "sqlite:" + filepath.Join(b.TempDir(), "snap.db")
+	ctx := context.Background()
+	s, err := Open(ctx, Options{URL: url, Clock: wallClock{}, Logger: quiet(), SnapshotEvery: math.MaxInt64})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer s.Close(ctx)
+	_, ids := bigState(b, s, 100_000, 0)
+	for b.Loop() {
+		done := make(chan error, 1)
+		go func() { done <- s.SnapshotNow(ctx) }()
+		var lat []time.Duration
+		for snapping := true; snapping; {
+			select {
+			case err := <-done:
+				if err != nil {
+					b.Fatal(err)
+				}
+				snapping = false
+			default:
+			}
+			start := time.Now()
+			c := &engine.Call{}
+			if err := s.Engine.Consume(c, ids[len(lat)%len(ids)], "http", 1); err != nil {
+				b.Fatal(err)
+			}
+			if err := s.Wait(ctx, c.Seq); err != nil {
+				b.Fatal(err)
+			}
+			lat = append(lat, time.Since(start))
+		}
+		slices.Sort(lat)
+		b.ReportMetric(float64(lat[len(lat)/2].Microseconds()), "p50-µs")
+		b.ReportMetric(float64(lat[len(lat)*99/100].Microseconds()), "p99-µs")
+		b.ReportMetric(float64(len(lat)), "consumes")
+	}
+}
