@@ -3,6 +3,7 @@ package eventlog
 import (
 	"context"
 	"fmt"
+	"runtime"
 	"time"
 )
 
@@ -21,6 +22,11 @@ func (w *Writer) run() {
 		w.mu.Lock()
 		w.spare = entries[:0]
 		w.mu.Unlock()
+		// Let the producers this commit released run before taking the
+		// next batch: they add their next events in a few microseconds,
+		// and joining the batch that is pending now saves them a whole
+		// commit of waiting.
+		runtime.Gosched()
 	}
 }
 

@@ -54,3 +54,13 @@ func sequenceError(format string, args ...any) error {
 func corruptError(format string, args ...any) error {
 	return fmt.Errorf("%w: "+format, append([]any{ErrCorrupt}, args...)...)
 }
+
+// wrapStore adds the operation and the store to err, except to a
+// SchemaTooNewError, whose message already says everything.
+func wrapStore(op, where string, err error) error {
+	var tooNew *SchemaTooNewError
+	if err == nil || errors.As(err, &tooNew) {
+		return err
+	}
+	return fmt.Errorf("%s event log %s: %w", op, where, err)
+}

@@ -3,7 +3,6 @@ package eventlog
 import (
 	"context"
 	"errors"
-	"fmt"
 	"log/slog"
 
 	"github.com/jackc/pgx/v5"
@@ -92,13 +91,4 @@ func requireSynchronousCommit(ctx context.Context, conn *pgx.Conn) error {
 }
 
 // wrap adds the operation and the database to err.
-func (p *Postgres) wrap(op string, err error) error {
-	if err == nil {
-		return nil
-	}
-	var tooNew *SchemaTooNewError
-	if errors.As(err, &tooNew) {
-		return err
-	}
-	return fmt.Errorf("%s event log %s: %w", op, p.where, err)
-}
+func (p *Postgres) wrap(op string, err error) error { return wrapStore(op, p.where, err) }

@@ -57,7 +57,7 @@ func (p *Postgres) Load(ctx context.Context, restore func(*Snapshot) error, repl
 		if err := restore(snap); err != nil {
 			return err
 		}
-		rows, err := tx.Query(ctx, "SELECT seq, time, data FROM events WHERE seq >= $1 ORDER BY seq", int64(r.next))
+		rows, err := tx.Query(ctx, "SELECT seq, time, data FROM events WHERE seq > $1 ORDER BY seq", int64(r.next-1))
 		if err != nil {
 			return p.wrap("load", err)
 		}

@@ -116,12 +116,9 @@ func (s *SQLite) checkPragmas(ctx context.Context) error {
 // wrap adds the operation and the file to err, and says plainly when the
 // file is held by another process.
 func (s *SQLite) wrap(op string, err error) error {
-	if err == nil {
-		return nil
-	}
 	var se *sqlite.Error
 	if errors.As(err, &se) && se.Code()&0xff == sqlite3.SQLITE_BUSY {
 		return fmt.Errorf("%s event log %s: the file is in use by another process (is another governord running?): %w", op, s.path, err)
 	}
-	return fmt.Errorf("%s event log %s: %w", op, s.path, err)
+	return wrapStore(op, s.path, err)
 }

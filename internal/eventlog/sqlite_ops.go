@@ -98,7 +98,7 @@ func (s *SQLite) Load(ctx context.Context, restore func(*Snapshot) error, replay
 		if err := restore(snap); err != nil {
 			return err
 		}
-		rows, err := tx.QueryContext(ctx, "SELECT seq, time, data FROM events WHERE seq >= ? ORDER BY seq", int64(r.next))
+		rows, err := tx.QueryContext(ctx, "SELECT seq, time, data FROM events WHERE seq > ? ORDER BY seq", int64(r.next-1))
 		if err != nil {
 			return s.wrap("load", err)
 		}

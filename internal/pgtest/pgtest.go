@@ -51,20 +51,21 @@ func Main(m *testing.M) int {
 func DSN(t testing.TB) string {
 	t.Helper()
 	admin, err := adminDSN()
-	if err != nil {
+	switch {
+	case err != nil:
 		t.Fatalf("pgtest: %v", err)
-	}
-	if admin == "" {
-		if os.Getenv(EnvRequire) == "1" {
-			t.Fatalf("pgtest: PostgreSQL is required (%s=1) but %s is unset and no server binaries are installed", EnvRequire, EnvDSN)
-		}
+	case admin == "" && os.Getenv(EnvRequire) == "1":
+		t.Fatalf("pgtest: PostgreSQL is required (%s=1) but %s is unset and no server binaries match %s", EnvRequire, EnvDSN, serverGlob)
+	case admin == "":
 		t.Skipf("pgtest: no PostgreSQL: set %s or install the server binaries", EnvDSN)
-	}
-	dsn, err := createDatabase(t, admin)
-	if err != nil {
+	default:
+		dsn, err := createDatabase(t, admin)
+		if err == nil {
+			return dsn
+		}
 		t.Fatalf("pgtest: %v", err)
 	}
-	return dsn
+	return ""
 }
 
 // adminDSN returns the URL to create databases through, "" if there is no

@@ -22,10 +22,13 @@ type server struct {
 	watchdog *exec.Cmd // stops the server if the test binary dies
 }
 
+// serverGlob finds the server binaries of every installed version.
+var serverGlob = "/usr/lib/postgresql/*/bin/initdb"
+
 // serverBin returns the newest installed PostgreSQL server binaries'
 // directory, "" if there are none.
 func serverBin() string {
-	found, _ := filepath.Glob("/usr/lib/postgresql/*/bin/initdb")
+	found, _ := filepath.Glob(serverGlob)
 	if len(found) == 0 {
 		return ""
 	}
