@@ -1,0 +1,65 @@
+package daemon
+
+import (
+	"fmt"
+	"io"
+	"net"
+	"os"
+	"path/filepath"
+
+	"governor.dev/governor/internal/config"
+)
+
+// Development mode's demo tenant may spend this much of devResource, so a
+// newcomer sees what is left after each consume and, eventually, a denial.
+const (
+	devResource = "http"
+	devBudget   = 1000
+)
+
+// devConfig is the configuration governord runs with when it is given no
+// file: config.Default (loopback only, the record in governor.db and one
+// demo tenant) in dir, with the keys kept in dir's keys file.
+// GOVERNOR_DATABASE_URL, when set, chooses the record as it does for a file.
+func devConfig(dir string) (*config.Config, DevKeys, error) {
+	keys, err := devKeys(dir)
+	if err != nil {
+		return nil, keys, err
+	}
+	cfg := config.Default()
+	cfg.DatabaseURL = "sqlite:" + filepath.Join(dir, "governor.db")
+	if url, ok := os.LookupEnv(config.DatabaseURLVariable); ok {
+		cfg.DatabaseURL = url
+	}
+	cfg.AdminKey = keys.Admin
+	demo := &cfg.Tenants[0]
+	demo.APIKey = keys.Demo
+	demo.Quotas = map[string]int64{devResource: devBudget}
+	return cfg, keys, nil
+}
+
+// printWelcome tells a newcomer where everything is and the exact commands
+// to try it.
+func printWelcome(w io.Writer, cfg *config.Config, keys DevKeys, api, metrics net.Addr) {
+	kept := "reused from an earlier start"
+	if keys.New {
+		kept = "generated now, reused on the next start"
+	}
+	fmt.Fprintf(w, "governord is running in development mode: loopback only, plain text.\n\n")
+	fmt.Fprintf(w, "  API              %s\n", api)
+	if metrics != nil {
+		fmt.Fprintf(w, "  metrics          http://%s/metrics\n", metrics)
+	}
+	fmt.Fprintf(w, "  record           %s\n", redactURL(cfg.DatabaseURL))
+	fmt.Fprintf(w, "  keys file        %s (%s)\n", keys.Path, kept)
+	fmt.Fprintf(w, "  admin key        %s\n", keys.Admin)
+	fmt.Fprintf(w, "  demo tenant key  %s\n\n", keys.Demo)
+	fmt.Fprintf(w, "The demo tenant may spend %d units of %q. Spend one over JSON:\n\n", devBudget, devResource)
+	fmt.Fprintf(w, "  curl -H 'Authorization: Bearer %s' -H 'Content-Type: application/json' -d '{\"node_id\":0,\"resource\":%q,\"amount\":1}' http://%s/governor.v1.GovernorService/Consume\n\n",
+		keys.Demo, devResource, api)
+	fmt.Fprintf(w, "The same over gRPC:\n\n")
+	fmt.Fprintf(w, "  grpcurl -plaintext -H 'Authorization: Bearer %s' -d '{\"resource\":%q,\"amount\":1}' %s governor.v1.GovernorService/Consume\n\n",
+		keys.Demo, devResource, api)
+	fmt.Fprintf(w, "Clients read the keys from the environment: . ./%s\n", KeysFile)
+	fmt.Fprintf(w, "In production, write a configuration (governor.example.yaml shows every key) and run: governord -config FILE\n")
+}
