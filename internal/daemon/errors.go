@@ -12,5 +12,4 @@ var (
 	// (wrapping the commit's error): the engine was ahead of its record, so
 	// it stopped serving, and it must be started again from the record.
 	ErrRecordFailed = errors.New("daemon: a commit to the record failed; start governord again to rebuild from the record")
-
 )
