@@ -1,0 +1,17 @@
+// Package metrics serves governord's Prometheus metrics from a registry of
+// its own.
+//
+// Two kinds of metric live here. Counters and histograms of what happened
+// (calls by method and code, events by kind, commits) are updated as it
+// happens, by the server and by the store's writer goroutine. Gauges of how
+// things stand (how full each pool is, what each tenant has spent, how many
+// acquires wait) are read from the engine when Prometheus scrapes, by a
+// collector that looks at the root and its children, the tenants, and never
+// at a task.
+//
+// Labels are methods, codes, event kinds, tenants, classes and resources
+// only: the number of series grows with the configuration, not with the work.
+// A million tasks do not make a million series.
+//
+// The package starts no goroutine. Metrics is safe for concurrent use.
+package metrics

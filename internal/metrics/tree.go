@@ -1,0 +1,123 @@
+package metrics
+
+import (
+	"github.com/prometheus/client_golang/prometheus"
+
+	"governor.dev/governor/internal/engine"
+)
+
+// tree is what the collector reads from the engine: the root with its
+// children, and the engine's size. Both take the engine lock briefly.
+type tree interface {
+	Describe(c *engine.Call, id engine.ID, children bool) (engine.NodeInfo, []engine.NodeInfo, error)
+	Stats() engine.Stats
+}
+
+var _ tree = (*engine.Engine)(nil)
+
+// treeCollector reads the root and the tenants at every scrape. It keeps
+// nothing between scrapes, so a scrape shows the tree as it is.
+type treeCollector struct {
+	tree tree
+
+	waiting, rootHeld, rootLimit, rootUsed, rootQuota *prometheus.Desc
+	tenantUsed, tenantQuota, tenantHeld, tenantLimit  *prometheus.Desc
+	nodes, sessions                                   *prometheus.Desc
+}
+
+var _ prometheus.Collector = (*treeCollector)(nil)
+
+func newTreeCollector(t tree) *treeCollector {
+	d := func(name, help string, labels ...string) *prometheus.Desc {
+		return prometheus.NewDesc(name, help, labels, nil)
+	}
+	return &treeCollector{
+		tree:        t,
+		waiting:     d("governor_waiting_acquires", "Acquires queued for a lease, by class.", "class"),
+		rootHeld:    d("governor_root_leases_held", "Leases held in the whole tree, by class.", "class"),
+		rootLimit:   d("governor_root_lease_limit", "The root's concurrency limit, by class: the shared pool. It moves when adaptive.", "class"),
+		rootUsed:    d("governor_root_quota_used_total", "Units consumed in the whole tree, by resource.", "resource"),
+		rootQuota:   d("governor_root_quota_limit", "The root's quota, by resource.", "resource"),
+		tenantUsed:  d("governor_tenant_quota_used_total", "Units a tenant's subtree has consumed, by resource.", "tenant", "resource"),
+		tenantQuota: d("governor_tenant_quota_limit", "A tenant's quota, by resource.", "tenant", "resource"),
+		tenantHeld:  d("governor_tenant_leases_held", "Leases held in a tenant's subtree, by class.", "tenant", "class"),
+		tenantLimit: d("governor_tenant_lease_limit", "A tenant's concurrency limit, by class.", "tenant", "class"),
+		nodes:       d("governor_nodes", "Nodes in the tree, ended ones kept for retention included."),
+		sessions:    d("governor_sessions", "Open sessions: connected workers."),
+	}
+}
+
+// Describe sends every metric's description.
+func (c *treeCollector) Describe(ch chan<- *prometheus.Desc) {
+	for _, d := range []*prometheus.Desc{
+		c.waiting, c.rootHeld, c.rootLimit, c.rootUsed, c.rootQuota,
+		c.tenantUsed, c.tenantQuota, c.tenantHeld, c.tenantLimit, c.nodes, c.sessions,
+	} {
+		ch <- d
+	}
+}
+
+// Collect reads the tree now. The daemon's own call (no session) sees the
+// whole tree.
+func (c *treeCollector) Collect(ch chan<- prometheus.Metric) {
+	root, kids, err := c.tree.Describe(&engine.Call{}, engine.RootID, true)
+	if err != nil {
+		ch <- prometheus.NewInvalidMetric(c.nodes, err)
+		return
+	}
+	st := c.tree.Stats()
+	gauge := func(d *prometheus.Desc, v float64, labels ...string) {
+		ch <- prometheus.MustNewConstMetric(d, prometheus.GaugeValue, v, labels...)
+	}
+	gauge(c.nodes, float64(st.Nodes))
+	gauge(c.sessions, float64(st.Sessions))
+	waiting := make(map[string]int, len(root.Limits)+len(st.Waiting))
+	for class := range root.Limits {
+		waiting[class] = 0
+	}
+	for class, n := range st.Waiting {
+		waiting[class] += n
+	}
+	for class, n := range waiting {
+		gauge(c.waiting, float64(n), class)
+	}
+	c.caps(ch, root, c.rootUsed, c.rootQuota, c.rootHeld, c.rootLimit)
+	for _, t := range newestByName(kids) {
+		c.caps(ch, t, c.tenantUsed, c.tenantQuota, c.tenantHeld, c.tenantLimit, t.Name)
+	}
+}
+
+// caps sends a node's usage and caps; prefix labels (the tenant) come first.
+func (c *treeCollector) caps(ch chan<- prometheus.Metric, n engine.NodeInfo, used, quota, held, limit *prometheus.Desc, prefix ...string) {
+	with := func(label string) []string { return append(prefix[:len(prefix):len(prefix)], label) }
+	for r, q := range n.Quotas {
+		ch <- prometheus.MustNewConstMetric(used, prometheus.CounterValue, float64(q.Used), with(r)...)
+		if q.Capped {
+			ch <- prometheus.MustNewConstMetric(quota, prometheus.GaugeValue, float64(q.Cap), with(r)...)
+		}
+	}
+	for class, l := range n.Limits {
+		ch <- prometheus.MustNewConstMetric(held, prometheus.GaugeValue, float64(l.Held), with(class)...)
+		if l.Limited {
+			ch <- prometheus.MustNewConstMetric(limit, prometheus.GaugeValue, float64(l.Limit), with(class)...)
+		}
+	}
+}
+
+// newestByName keeps, of children sharing a name (a tenant ended and made
+// again, the old one kept for retention), the newest: the one Ensure finds.
+func newestByName(kids []engine.NodeInfo) []engine.NodeInfo {
+	at := make(map[string]int, len(kids))
+	out := kids[:0:0]
+	for _, k := range kids {
+		i, seen := at[k.Name]
+		switch {
+		case !seen:
+			at[k.Name] = len(out)
+			out = append(out, k)
+		case k.ID > out[i].ID:
+			out[i] = k
+		}
+	}
+	return out
+}
