@@ -13,7 +13,7 @@ func (wallClock) Now() time.Time { return time.Now() }
 // redactURL names the record for logs and messages, hiding a password.
 func redactURL(raw string) string {
 	if raw == "" {
-		return "memory (nothing survives a restart)"
+		return "memory: nothing survives a restart"
 	}
 	u, err := url.Parse(raw)
 	if err != nil {

@@ -46,7 +46,7 @@ func printWelcome(w io.Writer, cfg *config.Config, keys DevKeys, api, metrics ne
 		kept = "generated now, reused on the next start"
 	}
 	fmt.Fprintf(w, "governord is running in development mode: loopback only, plain text.\n\n")
-	fmt.Fprintf(w, "  API              %s\n", api)
+	fmt.Fprintf(w, "  API              http://%s\n", api)
 	if metrics != nil {
 		fmt.Fprintf(w, "  metrics          http://%s/metrics\n", metrics)
 	}

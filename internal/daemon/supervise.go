@@ -1,0 +1,82 @@
+package daemon
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+)
+
+// failedCallGrace is how long, after a failed commit, the calls in flight
+// have to send their Unavailable before their connections are closed.
+const failedCallGrace = time.Second
+
+// supervise waits for the one event that ends the daemon (Stop, a failed
+// commit, a listener that failed) and stops everything.
+func (d *Daemon) supervise() {
+	defer close(d.done)
+	select {
+	case <-d.store.Failed():
+		d.err = d.fail()
+	case err := <-d.serveErr:
+		d.log.Error("a listener failed; stopping", "err", err)
+		d.err = errors.Join(err, d.shutdown(context.Background()))
+	case <-d.stopping:
+		d.err = d.shutdown(d.stopCtx)
+	}
+}
+
+// shutdown stops gracefully: new calls are refused with Unavailable, and so
+// are waiting acquires and watch streams, which could wait for ever; the
+// listener closes; the calls in flight finish within the grace period (the
+// connections of those still running are then closed); then the background
+// duties stop and the record commits what is pending and closes.
+func (d *Daemon) shutdown(ctx context.Context) error {
+	d.log.Info("stopping: refusing new calls, finishing those in flight", "grace", d.grace)
+	d.reaper.stop()
+	d.api.Close()
+	grace, cancel := context.WithTimeout(ctx, d.grace)
+	err := d.apiHTTP.Shutdown(grace)
+	cancel()
+	if err != nil {
+		d.log.Warn("calls still running after the grace period are cut off", "err", err)
+	}
+	errs := []error{d.apiHTTP.Close()}
+	if d.metricsHTTP != nil {
+		errs = append(errs, d.metricsHTTP.Close())
+	}
+	d.ctrl.Stop()
+	if err := d.store.Close(ctx); err != nil {
+		errs = append(errs, fmt.Errorf("close the record: %w", err))
+	}
+	d.serving.Wait()
+	err = errors.Join(errs...)
+	if err == nil {
+		d.log.Info("stopped; everything acknowledged is on record")
+	}
+	return err
+}
+
+// fail stops serving at once after a failed commit: the engine is ahead of
+// its record, so no answer may be given from it. The calls in flight fail
+// with Unavailable, the listeners close, and the error returned tells the
+// process to exit so that a supervisor starts it again from the record.
+func (d *Daemon) fail() error {
+	cause := d.store.Err()
+	d.log.Error("a commit to the record failed: stopped serving; start governord again to rebuild from the record", "err", cause)
+	d.api.Close()
+	grace, cancel := context.WithTimeout(context.Background(), failedCallGrace)
+	_ = d.apiHTTP.Shutdown(grace) // closes the listener now, lets the failed calls answer
+	cancel()
+	_ = d.apiHTTP.Close()
+	if d.metricsHTTP != nil {
+		_ = d.metricsHTTP.Close()
+	}
+	d.reaper.stop()
+	d.ctrl.Stop()
+	closing, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	_ = d.store.Close(closing) // reports the same failure
+	d.serving.Wait()
+	return fmt.Errorf("%w: %w", ErrRecordFailed, cause)
+}
