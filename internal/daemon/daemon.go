@@ -167,7 +167,6 @@ func (d *Daemon) open(ctx context.Context, clock engine.Clock) error {
 	if d.tenants, err = reconcile(ctx, st, cfg, d.log); err != nil {
 		return errors.Join(fmt.Errorf("seed the record from the configuration: %w", err), st.Close(ctx))
 	}
-	d.ctrl.Start()
 	d.api, err = server.New(server.Options{
 		Store:   st,
 		Keys:    cfg.MatchKey,
@@ -181,10 +180,12 @@ func (d *Daemon) open(ctx context.Context, clock engine.Clock) error {
 		Observe: d.metrics.ObserveCall,
 	})
 	if err != nil {
-		d.ctrl.Stop()
 		return errors.Join(fmt.Errorf("build the API: %w", err), st.Close(ctx))
 	}
+	// Nothing makes events between the API's first look at the tree and
+	// this: the controllers start below, the reaper and the listeners later.
 	hooks.set(&observers{metrics: d.metrics, ctrl: d.ctrl, api: d.api})
+	d.ctrl.Start()
 	return nil
 }
 
