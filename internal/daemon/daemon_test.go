@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"connectrpc.com/connect"
+	"go.uber.org/goleak"
 
 	"governor.dev/governor/internal/config"
 	"governor.dev/governor/internal/engine"
@@ -207,4 +208,18 @@ func TestGRPCWorksOverPlaintextHTTP2(t *testing.T) {
 	if resp.Msg.Remaining == nil || *resp.Msg.Remaining != 1_000_000-5 {
 		t.Fatalf("remaining %v after consuming 5 of 1,000,000", resp.Msg.Remaining)
 	}
+}
+
+func TestStopLeavesNoGoroutineBehind(t *testing.T) {
+	before := goleak.IgnoreCurrent()
+	cfg := testConfig("sqlite:" + filepath.Join(t.TempDir(), "governor.db"))
+	cfg.MetricsListen = "localhost:0"
+	cfg.Adaptive = map[string]config.Adaptive{"db": {Initial: 2, Min: 1, Max: 4, Interval: 10 * time.Millisecond, MinSamples: 1}}
+	d, err := Start(context.Background(), cfg, Options{Logger: quietLog()})
+	must(t, err)
+	api := newJSONAPI(d.URL())
+	must(t, api.consume(context.Background(), testTeamKey, 0, "http", 1))
+	api.client.CloseIdleConnections()
+	must(t, d.Stop(context.Background()))
+	goleak.VerifyNone(t, before)
 }
