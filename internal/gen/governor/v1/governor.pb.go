@@ -220,6 +220,9 @@ const (
 	LeaseEndedOutcome_LEASE_ENDED_OUTCOME_NOT_OWNER LeaseEndedOutcome = 3
 	// The id was never issued, or its record is no longer kept.
 	LeaseEndedOutcome_LEASE_ENDED_OUTCOME_UNKNOWN LeaseEndedOutcome = 4
+	// The holder released the lease: a repeated Acquire with the request id
+	// that got it learns so.
+	LeaseEndedOutcome_LEASE_ENDED_OUTCOME_RELEASED LeaseEndedOutcome = 5
 )
 
 // Enum value maps for LeaseEndedOutcome.
@@ -230,6 +233,7 @@ var (
 		2: "LEASE_ENDED_OUTCOME_REVOKED",
 		3: "LEASE_ENDED_OUTCOME_NOT_OWNER",
 		4: "LEASE_ENDED_OUTCOME_UNKNOWN",
+		5: "LEASE_ENDED_OUTCOME_RELEASED",
 	}
 	LeaseEndedOutcome_value = map[string]int32{
 		"LEASE_ENDED_OUTCOME_UNSPECIFIED": 0,
@@ -237,6 +241,7 @@ var (
 		"LEASE_ENDED_OUTCOME_REVOKED":     2,
 		"LEASE_ENDED_OUTCOME_NOT_OWNER":   3,
 		"LEASE_ENDED_OUTCOME_UNKNOWN":     4,
+		"LEASE_ENDED_OUTCOME_RELEASED":    5,
 	}
 )
 
@@ -610,7 +615,8 @@ type NodeInfo struct {
 	CreatedAt *timestamppb.Timestamp `protobuf:"bytes,7,opt,name=created_at,json=createdAt,proto3" json:"created_at,omitempty"`
 	// When the node ended; absent while it is active.
 	EndedAt *timestamppb.Timestamp `protobuf:"bytes,8,opt,name=ended_at,json=endedAt,proto3" json:"ended_at,omitempty"`
-	// Why the node ended, as given to CancelNode or set by the server.
+	// Why the node ended, in words: closed, cancelled, or past its deadline.
+	// Empty while the node is active.
 	EndedReason string `protobuf:"bytes,9,opt,name=ended_reason,json=endedReason,proto3" json:"ended_reason,omitempty"`
 	// The effective deadline: the earliest on the node's chain. Absent: none.
 	Deadline *timestamppb.Timestamp `protobuf:"bytes,10,opt,name=deadline,proto3" json:"deadline,omitempty"`
@@ -626,7 +632,8 @@ type NodeInfo struct {
 	Classes map[string]*ClassUsage `protobuf:"bytes,14,rep,name=classes,proto3" json:"classes,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"bytes,2,opt,name=value"`
 	// The defaults the node gives its new children.
 	Defaults *Defaults `protobuf:"bytes,15,opt,name=defaults,proto3" json:"defaults,omitempty"`
-	// Number of active children.
+	// Number of children the server holds: the active ones and those ended
+	// within the retention period.
 	ChildrenCount uint64 `protobuf:"varint,16,opt,name=children_count,json=childrenCount,proto3" json:"children_count,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
@@ -990,7 +997,8 @@ func (x *Lease) GetHoldUntil() *timestamppb.Timestamp {
 type OpenSessionRequest struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// Requested TTL: how long the session lives without a heartbeat. Unset:
-	// the server's default. Clamped to the server's allowed range.
+	// the server's default. Outside the server's allowed range: InvalidArgument
+	// naming the range.
 	Ttl *durationpb.Duration `protobuf:"bytes,1,opt,name=ttl,proto3" json:"ttl,omitempty"`
 	// Free-form name of the client, for logs and the terminal screen.
 	ClientName    string `protobuf:"bytes,2,opt,name=client_name,json=clientName,proto3" json:"client_name,omitempty"`
@@ -1600,7 +1608,8 @@ type GetNodeResponse struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// The node.
 	Node *NodeInfo `protobuf:"bytes,1,opt,name=node,proto3" json:"node,omitempty"`
-	// Its active children, by id, when requested.
+	// Its children, by id, when requested: the active ones and those ended
+	// within the retention period.
 	Children      []*NodeInfo `protobuf:"bytes,2,rep,name=children,proto3" json:"children,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
@@ -1650,15 +1659,24 @@ func (x *GetNodeResponse) GetChildren() []*NodeInfo {
 	return nil
 }
 
-// WatchNodeRequest names a node to watch.
+// WatchNodeRequest names a node to watch, or asks for the nodes the calling
+// session created.
 type WatchNodeRequest struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// The node; 0: the caller's scope node.
 	NodeId uint64 `protobuf:"varint,1,opt,name=node_id,json=nodeId,proto3" json:"node_id,omitempty"`
 	// Also report the changes of every descendant.
-	Subtree       bool `protobuf:"varint,2,opt,name=subtree,proto3" json:"subtree,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
+	Subtree bool `protobuf:"varint,2,opt,name=subtree,proto3" json:"subtree,omitempty"`
+	// Instead of one node, watch every node the calling session created and
+	// everything beneath them: one stream for all of a client's tasks. The
+	// stream starts with the current state of each node the session created
+	// that the server still holds, and ends when the session ends. node_id
+	// must be 0 and subtree false. The server learns who created a node as
+	// the record is written, so after governord restarts the nodes created
+	// before the restart are not included; watch those by node_id.
+	CreatedBySession bool `protobuf:"varint,3,opt,name=created_by_session,json=createdBySession,proto3" json:"created_by_session,omitempty"`
+	unknownFields    protoimpl.UnknownFields
+	sizeCache        protoimpl.SizeCache
 }
 
 func (x *WatchNodeRequest) Reset() {
@@ -1705,8 +1723,18 @@ func (x *WatchNodeRequest) GetSubtree() bool {
 	return false
 }
 
-// WatchNodeResponse is one state change. The stream starts with the watched
-// node's current state and ends after the watched node ends.
+func (x *WatchNodeRequest) GetCreatedBySession() bool {
+	if x != nil {
+		return x.CreatedBySession
+	}
+	return false
+}
+
+// WatchNodeResponse is one state change: a node was created or ended. The
+// stream starts with the watched node's current state and ends after the
+// watched node ends. Only changes on record are sent. A watcher that falls
+// too far behind is closed with Unavailable; watch again to get the current
+// state.
 type WatchNodeResponse struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// The node that changed.
@@ -1803,7 +1831,8 @@ type CancelNodeRequest struct {
 	// The node; 0 names the caller's scope node, which a caller cannot end,
 	// so it is refused with PermissionDenied.
 	NodeId uint64 `protobuf:"varint,1,opt,name=node_id,json=nodeId,proto3" json:"node_id,omitempty"`
-	// Why, recorded as the ended reason.
+	// Why, for governord's log; at most 1024 bytes. The record keeps the final
+	// state, not these words.
 	Reason string `protobuf:"bytes,2,opt,name=reason,proto3" json:"reason,omitempty"`
 	// Caller's id for this change; see the service comment.
 	RequestId     string `protobuf:"bytes,3,opt,name=request_id,json=requestId,proto3" json:"request_id,omitempty"`
@@ -2087,8 +2116,8 @@ func (x *ConsumeRequest) GetRequestId() string {
 // numbers 3 (status) and 4 (retry_after) are kept for rate limits.
 type ConsumeResponse struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
-	// The smallest headroom left on the node's chain for the resource; absent
-	// when no node on the chain caps it.
+	// The smallest headroom left on the node's chain for the resource, read
+	// just after the charge; absent when no node on the chain caps it.
 	Remaining *int64 `protobuf:"varint,1,opt,name=remaining,proto3,oneof" json:"remaining,omitempty"`
 	// When the tightest rate limit on the chain refills; absent without one.
 	ResetTime     *timestamppb.Timestamp `protobuf:"bytes,2,opt,name=reset_time,json=resetTime,proto3" json:"reset_time,omitempty"`
@@ -3190,10 +3219,11 @@ const file_governor_v1_governor_proto_rawDesc = "" +
 	"\x10include_children\x18\x02 \x01(\bR\x0fincludeChildren\"o\n" +
 	"\x0fGetNodeResponse\x12)\n" +
 	"\x04node\x18\x01 \x01(\v2\x15.governor.v1.NodeInfoR\x04node\x121\n" +
-	"\bchildren\x18\x02 \x03(\v2\x15.governor.v1.NodeInfoR\bchildren\"E\n" +
+	"\bchildren\x18\x02 \x03(\v2\x15.governor.v1.NodeInfoR\bchildren\"s\n" +
 	"\x10WatchNodeRequest\x12\x17\n" +
 	"\anode_id\x18\x01 \x01(\x04R\x06nodeId\x12\x18\n" +
-	"\asubtree\x18\x02 \x01(\bR\asubtree\"\xe9\x01\n" +
+	"\asubtree\x18\x02 \x01(\bR\asubtree\x12,\n" +
+	"\x12created_by_session\x18\x03 \x01(\bR\x10createdBySession\"\xe9\x01\n" +
 	"\x11WatchNodeResponse\x12\x17\n" +
 	"\anode_id\x18\x01 \x01(\x04R\x06nodeId\x12\x1b\n" +
 	"\tparent_id\x18\x02 \x01(\x04R\bparentId\x12\x12\n" +
@@ -3309,13 +3339,14 @@ const file_governor_v1_governor_proto_rawDesc = "" +
 	"\x14LEASE_STATE_RELEASED\x10\x02\x12\x17\n" +
 	"\x13LEASE_STATE_EXPIRED\x10\x03\x12\x17\n" +
 	"\x13LEASE_STATE_REVOKED\x10\x04\x12\x17\n" +
-	"\x13LEASE_STATE_UNKNOWN\x10\x05*\xbe\x01\n" +
+	"\x13LEASE_STATE_UNKNOWN\x10\x05*\xe0\x01\n" +
 	"\x11LeaseEndedOutcome\x12#\n" +
 	"\x1fLEASE_ENDED_OUTCOME_UNSPECIFIED\x10\x00\x12\x1f\n" +
 	"\x1bLEASE_ENDED_OUTCOME_EXPIRED\x10\x01\x12\x1f\n" +
 	"\x1bLEASE_ENDED_OUTCOME_REVOKED\x10\x02\x12!\n" +
 	"\x1dLEASE_ENDED_OUTCOME_NOT_OWNER\x10\x03\x12\x1f\n" +
-	"\x1bLEASE_ENDED_OUTCOME_UNKNOWN\x10\x042\xd0\t\n" +
+	"\x1bLEASE_ENDED_OUTCOME_UNKNOWN\x10\x04\x12 \n" +
+	"\x1cLEASE_ENDED_OUTCOME_RELEASED\x10\x052\xd0\t\n" +
 	"\x0fGovernorService\x12P\n" +
 	"\vOpenSession\x12\x1f.governor.v1.OpenSessionRequest\x1a .governor.v1.OpenSessionResponse\x12J\n" +
 	"\tHeartbeat\x12\x1d.governor.v1.HeartbeatRequest\x1a\x1e.governor.v1.HeartbeatResponse\x12S\n" +

@@ -1,0 +1,112 @@
+package server
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"connectrpc.com/connect"
+
+	governorv1 "governor.dev/governor/internal/gen/governor/v1"
+	"governor.dev/governor/internal/gen/governor/v1/governorv1connect"
+)
+
+// fill takes both db slots of tenant a and returns the holder and its
+// leases.
+func fill(t *testing.T, e *env) (holder governorv1connect.GovernorServiceClient, leases []uint64) {
+	t.Helper()
+	cl, _ := e.session(keyA)
+	for range 2 {
+		l, err := cl.Acquire(context.Background(), connect.NewRequest(&governorv1.AcquireRequest{Class: "db"}))
+		if err != nil {
+			t.Fatal(err)
+		}
+		leases = append(leases, l.Msg.Lease.Id)
+	}
+	return cl, leases
+}
+
+// TestAcquireCancelLeaksNothing: a waiting Acquire whose caller gives up
+// leaves the queue, and the slot goes to the next waiter.
+func TestAcquireCancelLeaksNothing(t *testing.T) {
+	e := newEnv(t, sqliteURL(t))
+	ctx := context.Background()
+	holder, held := fill(t, e)
+
+	quitter, _ := e.session(keyA)
+	qctx, cancel := context.WithCancel(ctx)
+	gaveUp := make(chan error, 1)
+	go func() {
+		gaveUp <- call(quitter.Acquire(qctx, connect.NewRequest(&governorv1.AcquireRequest{Class: "db", RequestId: "q"})))
+	}()
+	eventually(t, "the quitter to queue", func() bool { return e.store.Engine.Stats().Waiting["db"] == 1 })
+	cancel()
+	if err := <-gaveUp; code(err) != "canceled" {
+		t.Fatalf("the cancelled acquire: want canceled, got %v", err)
+	}
+	eventually(t, "the quitter to leave the queue", func() bool { return e.store.Engine.Stats().Waiting["db"] == 0 })
+
+	next, nextSess := e.session(keyA)
+	granted := make(chan *governorv1.Lease, 1)
+	go func() {
+		res, err := next.Acquire(ctx, connect.NewRequest(&governorv1.AcquireRequest{Class: "db"}))
+		if err != nil {
+			t.Error(err)
+			granted <- nil
+			return
+		}
+		granted <- res.Msg.Lease
+	}()
+	eventually(t, "the next waiter to queue", func() bool { return e.store.Engine.Stats().Waiting["db"] == 1 })
+	if err := call(holder.Release(ctx, connect.NewRequest(&governorv1.ReleaseRequest{LeaseId: held[0]}))); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case l := <-granted:
+		if l == nil || l.SessionId != nextSess.SessionId {
+			t.Fatalf("the freed slot went to %+v, want session %d", l, nextSess.SessionId)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("the freed slot never reached the next waiter")
+	}
+	if st := e.store.Engine.Stats(); st.Leases != 2 || st.Waiting["db"] != 0 {
+		t.Fatalf("want the holder's remaining lease and the next waiter's, got %+v", st)
+	}
+	// The quitter's request id was not used up: a retry queues afresh.
+	rctx, rcancel := context.WithTimeout(ctx, 100*time.Millisecond)
+	defer rcancel()
+	if err := call(quitter.Acquire(rctx, connect.NewRequest(&governorv1.AcquireRequest{Class: "db", RequestId: "q"}))); code(err) != "deadline_exceeded" {
+		t.Fatalf("the retry should wait for a slot, got %v", err)
+	}
+}
+
+// TestCloseEndsWaits: Close ends waiting acquires and open streams with
+// Unavailable.
+func TestCloseEndsWaits(t *testing.T) {
+	e := newEnv(t, sqliteURL(t))
+	ctx := context.Background()
+	fill(t, e)
+	waiter, _ := e.session(keyA)
+	acquired := make(chan error, 1)
+	go func() {
+		acquired <- call(waiter.Acquire(ctx, connect.NewRequest(&governorv1.AcquireRequest{Class: "db"})))
+	}()
+	stream, err := waiter.WatchNode(ctx, connect.NewRequest(&governorv1.WatchNodeRequest{}))
+	if err != nil || !stream.Receive() {
+		t.Fatalf("watch: %v %v", err, stream.Err())
+	}
+	eventually(t, "the acquire to queue", func() bool { return e.store.Engine.Stats().Waiting["db"] == 1 })
+	e.srv.Close()
+	if err := <-acquired; code(err) != "unavailable" {
+		t.Fatalf("waiting acquire after Close: want unavailable, got %v", err)
+	}
+	if stream.Receive() || code(stream.Err()) != "unavailable" {
+		t.Fatalf("stream after Close: want unavailable, got %v", stream.Err())
+	}
+	if err := call(waiter.Heartbeat(ctx, connect.NewRequest(&governorv1.HeartbeatRequest{}))); code(err) != "unavailable" {
+		t.Fatalf("a call after Close: want unavailable, got %v", err)
+	}
+	if st := e.store.Engine.Stats(); st.Waiting["db"] != 0 {
+		t.Fatalf("Close left a waiter in the queue: %+v", st)
+	}
+}

@@ -1,0 +1,27 @@
+// Package server is governord's API: the GovernorService over Connect (gRPC,
+// gRPC-Web and JSON on one handler), with the standard gRPC health check and
+// server reflection beside it.
+//
+// It owns everything between a request and the engine: who is asking (a
+// session token or an API key, each confining the caller to a scope), what
+// they may ask (every field is checked before the engine sees it), request
+// ids (a retry that arrives while the first attempt runs waits for it), and
+// what an answer looks like (every engine error becomes a standard status
+// code with a structured detail and a message a person or a model can act
+// on).
+//
+// Every call follows the rule write before reply: Store.Room (back-pressure),
+// the engine call, then Store.Wait for the sequence number the engine named,
+// also for reads and for errors, since an answer may depend on state that is
+// not yet on record. Only then is the caller answered. If the record failed,
+// the answer is Unavailable, never one from state ahead of the record.
+//
+// WatchNode streams are fed by Publish with committed events only, through a
+// mirror of the tree's shape (ids, parents, names, states, creators) that the
+// server keeps from those events.
+//
+// Goroutines: the server starts none. Handlers run on the HTTP server's
+// goroutines; Publish runs on the store's writer goroutine and never blocks
+// (a watcher that falls behind is closed). Close ends open streams and
+// waiting Acquires; it is idempotent.
+package server
