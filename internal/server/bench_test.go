@@ -55,8 +55,9 @@ func run(b *testing.B, parallel bool, op func() error) {
 }
 
 // BenchmarkLoopback compares a consume over loopback through the Connect
-// client with the health check on the same server and connection: the
-// floor of any call.
+// client with the health check on the same server and connection (the
+// floor of any call) and with a heartbeat (authentication and the engine,
+// but nothing to commit).
 func BenchmarkLoopback(b *testing.B) {
 	for _, mode := range []struct {
 		name     string
@@ -69,6 +70,12 @@ func BenchmarkLoopback(b *testing.B) {
 			run(b, mode.parallel, func() error {
 				_, err := health.Check(context.Background(), req)
 				return err
+			})
+		})
+		b.Run("heartbeat/"+mode.name, func(b *testing.B) {
+			_, cl, _ := benchEnv(b)
+			run(b, mode.parallel, func() error {
+				return call(cl.Heartbeat(context.Background(), connect.NewRequest(&governorv1.HeartbeatRequest{})))
 			})
 		})
 		b.Run("consume/"+mode.name, func(b *testing.B) {
