@@ -36,7 +36,11 @@ func startWriter(t *testing.T, b Backend, durable uint64, opts WriterOptions) *W
 	}
 	w := NewWriter(b, durable, opts)
 	w.Start()
-	t.Cleanup(func() { w.Stop(context.Background()) })
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		w.Stop(ctx) // a test that failed with a commit held aborts it here
+	})
 	return w
 }
 
