@@ -18,6 +18,7 @@ func TestLoopDecidesEachClassOnItsInterval(t *testing.T) {
 		r := openRig(t, "", fast, slow)
 		r.ctl.Start()
 		r.ctl.Start()
+		synctest.Wait() // the initial limits reach Observe before the first reports
 		lease := engine.ID(1000)
 		healthy := func() {
 			lease++
@@ -46,6 +47,7 @@ func TestLoopDecidesEachClassOnItsInterval(t *testing.T) {
 			t.Errorf("fast moved to %d after Stop", got)
 		}
 		r.ctl.Start()
+		synctest.Wait()
 		time.Sleep(time.Second)
 		synctest.Wait()
 		if got, _ := r.limit("fast"); got != 21 {
