@@ -73,10 +73,10 @@ type sink struct {
 }
 
 func (s *sink) Emit(ev *engine.Event) {
-	s.w.Add(ev)
 	if s.pub != nil {
-		s.pub.add(ev)
+		s.pub.add(ev) // before the writer can commit it and flush
 	}
+	s.w.Add(ev)
 	if s.n++; s.n >= s.every {
 		s.n = 0
 		select {

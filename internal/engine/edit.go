@@ -134,7 +134,7 @@ func (e *Engine) applyCapSet(ev *Event) error {
 	if ev.Value != nil {
 		cs.limit = *ev.Value
 	}
-	e.unparkLocked(cs)
+	e.slotFreedLocked(cs)
 	e.wantDispatch(ev.Name)
 	return nil
 }

@@ -140,10 +140,15 @@ func checkI7Ended(e *Engine) error {
 // fits, and every queued acquire is reachable from its class's ring.
 func checkI8WorkConserving(e *Engine) error {
 	for class, cq := range e.queues {
-		for i, tq := range cq.ring {
-			if tq.ringIdx != i || cq.tenants[tq.tenant.id] != tq || tq.waiters == 0 {
+		tq := cq.cursor
+		for i := range cq.size {
+			if !tq.inRing || tq.blocked || len(tq.ready) == 0 || cq.tenants[tq.tenant.id] != tq || tq.next.prev != tq {
 				return fmt.Errorf("I8: class %s ring position %d is inconsistent", class, i)
 			}
+			tq = tq.next
+		}
+		if tq != cq.cursor {
+			return fmt.Errorf("I8: class %s ring does not close after %d tenants", class, cq.size)
 		}
 	}
 	for _, s := range e.sessions {

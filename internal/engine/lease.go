@@ -294,7 +294,7 @@ func (e *Engine) endLeaseLocked(l *lease, outcome Outcome, now int64) {
 	for a := l.node; a != nil; a = a.parent {
 		cs := a.cls[l.class]
 		cs.held--
-		e.unparkLocked(cs)
+		e.slotFreedLocked(cs)
 		e.markNode(a)
 	}
 	if e.settings.TombstoneTTL > 0 {

@@ -39,11 +39,15 @@ type resState struct {
 
 // classState is one lease class on one node.
 type classState struct {
+	node    *node
 	limited bool
 	limit   int64
-	held    int64  // live leases on this node and beneath it
-	group   *group // waiters acquiring on this node itself
-	parked  []*group
+	held    int64 // live leases on this node and beneath it
+
+	group         *group       // waiters acquiring on this node itself
+	parked        groupHeap    // groups blocked by this node's full limit
+	promised      int          // parked groups released for a slot here, not yet granted
+	blockedTenant *tenantQueue // this tenant node's queue, while this limit blocks it
 }
 
 func (n *node) resource(r string) *resState {
@@ -61,7 +65,7 @@ func (n *node) resource(r string) *resState {
 func (n *node) class(c string) *classState {
 	cs := n.cls[c]
 	if cs == nil {
-		cs = &classState{}
+		cs = &classState{node: n}
 		if n.cls == nil {
 			n.cls = make(map[string]*classState)
 		}

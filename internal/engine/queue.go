@@ -31,7 +31,9 @@ type Waiter struct {
 func (w *Waiter) C() <-chan Grant { return w.ch }
 
 // group is the waiters of one class acquiring on one node, in arrival order.
-// All of them share one chain, so they fit or not together.
+// All of them share one chain, so they fit or not together. A group is on at
+// most one heap at a time: its tenant's ready heap, or the parked heap of the
+// node whose full limit blocks it; idx is its position there.
 type group struct {
 	class      string
 	node       *node
@@ -39,30 +41,36 @@ type group struct {
 	cs         *classState
 	head, tail *Waiter
 	n          int
-	heapIdx    int   // position in tq.ready, -1 when parked
-	parkedAt   *node // the node whose full limit blocks the group, while parked
-	parkIdx    int
+	idx        int         // position on its heap, -1 on none
+	parkedAt   *node       // while parked: the node whose full limit blocks it
+	promisedBy *classState // while ready: the parking place that released it for a slot
 }
 
 // tenantQueue holds one tenant's waiters of one class. Groups that may fit are
-// in ready, ordered by priority then arrival; a group blocked by a full limit
-// inside the tenant is parked on that node until a slot there frees.
+// on ready, ordered by priority then arrival; a group blocked by a full limit
+// inside the tenant is parked on that node. The tenant is in its class's ring
+// only while ready is not empty and its own limit is not full, so a round
+// visits only tenants that may be served.
 type tenantQueue struct {
-	tenant  *node
-	ready   groupHeap
-	waiters int
-	deficit int
-	ringIdx int
+	cq         *classQueue
+	tenant     *node
+	ready      groupHeap
+	waiters    int
+	deficit    int
+	blocked    bool // its tenant node's limit is full: out of the ring until a slot there frees
+	inRing     bool
+	prev, next *tenantQueue
 }
 
 // classQueue serves the tenants waiting for one class by weighted deficit
 // round robin: the tenant at the cursor gets up to its weight in grants, then
 // the cursor moves on; a tenant passed over because nothing of its fitted
-// forfeits the rest of its round.
+// forfeits the rest of its round. The ring is a circular list: joining it
+// (at the end of the round) and leaving it are O(1).
 type classQueue struct {
 	class   string
-	ring    []*tenantQueue
-	cursor  int
+	cursor  *tenantQueue
+	size    int
 	tenants map[ID]*tenantQueue
 }
 
@@ -76,22 +84,18 @@ func (e *Engine) enqueueLocked(s *session, n *node, class string, maxHold int64,
 	}
 	tq := cq.tenants[n.tenant.id]
 	if tq == nil {
-		tq = &tenantQueue{tenant: n.tenant, ringIdx: -1}
+		tq = &tenantQueue{cq: cq, tenant: n.tenant}
 		cq.tenants[n.tenant.id] = tq
-	}
-	if tq.ringIdx < 0 {
-		tq.ringIdx = len(cq.ring)
-		cq.ring = append(cq.ring, tq)
 	}
 	cs := n.class(class)
 	g := cs.group
 	if g == nil {
-		g = &group{class: class, node: n, tq: tq, cs: cs, heapIdx: -1}
+		g = &group{class: class, node: n, tq: tq, cs: cs, idx: -1}
 		cs.group = g
 	}
 	if g.n == 0 {
 		g.head, g.tail = w, w
-		heap.Push(&tq.ready, g)
+		e.placeLocked(g)
 	} else {
 		w.prev, g.tail.next, g.tail = g.tail, w, w
 	}
@@ -124,43 +128,32 @@ func (e *Engine) removeWaiterLocked(w *Waiter) {
 	w.prev, w.next = nil, nil
 	g.n--
 	g.tq.waiters--
-	if g.n == 0 {
+	switch {
+	case g.n == 0:
 		e.dropGroupLocked(g)
-	} else if g.heapIdx >= 0 {
-		heap.Fix(&g.tq.ready, g.heapIdx)
+	case g.parkedAt != nil:
+		heap.Fix(&g.parkedAt.cls[g.class].parked, g.idx)
+	default:
+		heap.Fix(&g.tq.ready, g.idx)
 	}
-	if g.tq.waiters == 0 {
-		e.dropTenantLocked(w.class, g.tq)
+	if tq := g.tq; tq.waiters == 0 && tq.blocked {
+		tq.tenant.cls[g.class].blockedTenant = nil
+		tq.blocked = false
 	}
+	e.syncRingLocked(g.tq)
 }
 
-// dropGroupLocked takes an emptied group off its heap or its parking place.
-// The group stays on its node for the next waiter.
+// dropGroupLocked takes an emptied group off its heap. The group stays on its
+// node for the next waiter.
 func (e *Engine) dropGroupLocked(g *group) {
 	g.head, g.tail = nil, nil
-	if g.heapIdx >= 0 {
-		heap.Remove(&g.tq.ready, g.heapIdx)
+	if g.parkedAt != nil {
+		heap.Remove(&g.parkedAt.cls[g.class].parked, g.idx)
+		g.parkedAt = nil
 		return
 	}
-	e.unparkOneLocked(g)
-}
-
-func (e *Engine) dropTenantLocked(class string, tq *tenantQueue) {
-	cq := e.queues[class]
-	i := tq.ringIdx
-	last := len(cq.ring) - 1
-	copy(cq.ring[i:], cq.ring[i+1:])
-	cq.ring = cq.ring[:last]
-	for j := i; j < last; j++ {
-		cq.ring[j].ringIdx = j
-	}
-	tq.ringIdx, tq.deficit = -1, 0
-	if i < cq.cursor {
-		cq.cursor--
-	}
-	if cq.cursor >= len(cq.ring) {
-		cq.cursor = 0
-	}
+	heap.Remove(&g.tq.ready, g.idx)
+	e.unpromiseLocked(g, true)
 }
 
 func (e *Engine) failWaiterLocked(w *Waiter, err error) {
@@ -174,106 +167,8 @@ func (e *Engine) failGroupLocked(g *group, err error) {
 	}
 }
 
-// park moves a blocked group off the ready heap onto the node that blocks it.
-func (e *Engine) parkLocked(g *group, at *node) {
-	heap.Remove(&g.tq.ready, g.heapIdx)
-	cs := at.class(g.class)
-	g.parkedAt, g.parkIdx = at, len(cs.parked)
-	cs.parked = append(cs.parked, g)
-}
-
-// unparkOneLocked takes a parked group off its parking node, without putting
-// it back on the ready heap.
-func (e *Engine) unparkOneLocked(g *group) {
-	cs := g.parkedAt.cls[g.class]
-	last := len(cs.parked) - 1
-	cs.parked[g.parkIdx] = cs.parked[last]
-	cs.parked[g.parkIdx].parkIdx = g.parkIdx
-	cs.parked[last] = nil
-	cs.parked = cs.parked[:last]
-	g.parkedAt = nil
-}
-
-// unparkLocked puts every group parked on a class state back on its tenant's
-// ready heap: a slot there has freed or the limit changed.
-func (e *Engine) unparkLocked(cs *classState) {
-	for _, g := range cs.parked {
-		g.parkedAt = nil
-		heap.Push(&g.tq.ready, g)
-	}
-	clear(cs.parked)
-	cs.parked = cs.parked[:0]
-}
-
-func (e *Engine) wantDispatch(class string) {
-	if cq := e.queues[class]; e.replay || cq == nil || len(cq.ring) == 0 {
-		return
-	}
-	for _, c := range e.dispatch {
-		if c == class {
-			return
-		}
-	}
-	e.dispatch = append(e.dispatch, class)
-}
-
-// firstFitLocked returns the tenant's first group (by priority, then arrival)
-// whose whole chain has a free slot. Groups blocked inside the tenant are
-// parked on the way, so a blocked head is looked at once per freed slot, not
-// once per grant.
-func (e *Engine) firstFitLocked(tq *tenantQueue, class string) *group {
-	if !fitsLocked(tq.tenant, class) {
-		return nil
-	}
-	for len(tq.ready) > 0 {
-		g := tq.ready[0]
-		at := g.node.blockedBelow(tq.tenant, class)
-		if at == nil {
-			return g
-		}
-		e.parkLocked(g, at)
-	}
-	return nil
-}
-
-// dispatchLocked grants queued acquires of class while any fits.
-func (e *Engine) dispatchLocked(class string, now int64) {
-	for {
-		cq := e.queues[class]
-		if cq == nil || len(cq.ring) == 0 || !fitsLocked(e.root, class) {
-			return
-		}
-		if !e.serveOneLocked(cq, class, now) {
-			return
-		}
-	}
-}
-
-func (e *Engine) serveOneLocked(cq *classQueue, class string, now int64) bool {
-	n := len(cq.ring)
-	for i := 0; i < n; i++ {
-		idx := (cq.cursor + i) % n
-		tq := cq.ring[idx]
-		g := e.firstFitLocked(tq, class)
-		if g == nil {
-			tq.deficit = 0
-			continue
-		}
-		cq.cursor = idx
-		if tq.deficit <= 0 {
-			tq.deficit = tq.tenant.weightOrOne()
-		}
-		tq.deficit--
-		e.grantWaiterLocked(g.head, now)
-		if tq.deficit == 0 && tq.waiters > 0 {
-			cq.cursor = (tq.ringIdx + 1) % len(cq.ring)
-		}
-		return true
-	}
-	return false
-}
-
 func (e *Engine) grantWaiterLocked(w *Waiter, now int64) {
+	e.unpromiseLocked(w.grp, false)
 	e.removeWaiterLocked(w)
 	ev := e.grantEvent(w.session, w.node, w.class, w.maxHold, w.req, w.hash, now)
 	e.emitLocked(ev, now)
@@ -311,12 +206,12 @@ func (h groupHeap) Less(i, j int) bool {
 }
 func (h groupHeap) Swap(i, j int) {
 	h[i], h[j] = h[j], h[i]
-	h[i].heapIdx = i
-	h[j].heapIdx = j
+	h[i].idx = i
+	h[j].idx = j
 }
 func (h *groupHeap) Push(x any) {
 	g := x.(*group)
-	g.heapIdx = len(*h)
+	g.idx = len(*h)
 	*h = append(*h, g)
 }
 func (h *groupHeap) Pop() any {
@@ -324,6 +219,6 @@ func (h *groupHeap) Pop() any {
 	g := old[len(old)-1]
 	old[len(old)-1] = nil
 	*h = old[:len(old)-1]
-	g.heapIdx = -1
+	g.idx = -1
 	return g
 }

@@ -17,8 +17,10 @@ func (e *Engine) Stats() Stats {
 	defer e.mu.Unlock()
 	st := Stats{Seq: e.seq, Nodes: len(e.nodes), Sessions: len(e.sessions), Leases: len(e.leases), Waiting: make(map[string]int)}
 	for class, cq := range e.queues {
-		for _, tq := range cq.ring {
-			st.Waiting[class] += tq.waiters
+		for _, tq := range cq.tenants {
+			if tq.waiters > 0 {
+				st.Waiting[class] += tq.waiters
+			}
 		}
 	}
 	st.Active = st.Nodes - e.endedNodes

@@ -99,7 +99,7 @@ func TestWorkConserving(t *testing.T) {
 	wFree2 := f.queue(sa, free, "db")
 
 	f.release(sf, f1.ID) // one root slot: only wFree1 fits
-	mustGrant(t, wFree1)
+	l1 := mustGrant(t, wFree1)
 	mustWait(t, wCapped)
 	mustWait(t, wB)
 	mustWait(t, wFree2)
@@ -109,15 +109,20 @@ func TestWorkConserving(t *testing.T) {
 	mustWait(t, wB)
 	mustWait(t, wFree2)
 
-	f.release(sb, bHeld.ID) // b has room
+	// b has room again, but it was passed over: it rejoins the ring at the
+	// end of the round, so the slot goes to a, at the cursor.
+	f.release(sb, bHeld.ID)
+	mustGrant(t, wFree2)
+	mustWait(t, wB)
+
+	f.release(sa, l1.ID) // b's turn
 	mustGrant(t, wB)
-	mustWait(t, wFree2)
 
 	if inf := f.describe(capped).Limits["db"]; inf.Waiting != 0 || inf.Held != 1 {
 		t.Fatalf("capped: %+v, want one held and none waiting", inf)
 	}
-	if inf := f.describe(free).Limits["db"]; inf.Waiting != 1 || inf.Held != 1 {
-		t.Fatalf("free: %+v, want one held and one waiting", inf)
+	if inf := f.describe(free).Limits["db"]; inf.Waiting != 0 || inf.Held != 1 {
+		t.Fatalf("free: %+v, want one held and none waiting", inf)
 	}
 }
 
@@ -203,7 +208,7 @@ func TestAbandon(t *testing.T) {
 // fresh round of its weight, no more and no less.
 func TestForfeit(t *testing.T) {
 	f := newFixture(t)
-	p, fillers, fs := newPool(f, "gpu", 6, []string{"a", "b"}, []int32{3, 1})
+	p, fillers, fs := newPool(f, "gpu", 7, []string{"a", "b"}, []int32{3, 1})
 	p.enqueue("a", 10)
 	p.enqueue("b", 10)
 	steps := []struct {
@@ -211,8 +216,9 @@ func TestForfeit(t *testing.T) {
 		want   string
 	}{
 		{want: "a"},                  // a's round starts: two grants left
-		{aLimit: ptr(1), want: "b"},  // a is full and passed over: its round is lost
-		{aLimit: ptr(10), want: "a"}, // a's turn again: a fresh round of three
+		{aLimit: ptr(1), want: "b"},  // a is full and passed over: its round is lost, it leaves the ring
+		{aLimit: ptr(10), want: "b"}, // a rejoins at the end of the round: b's next round comes first
+		{want: "a"},                  // then a fresh round of three, no more and no less
 		{want: "a"},
 		{want: "a"},
 		{want: "b"},
