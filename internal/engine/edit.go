@@ -95,11 +95,7 @@ func (e *Engine) SetDefaults(c *Call, id ID, d Defaults) error {
 // edit it. A nil node with a nil error means the request id was seen before
 // and the edit is already done.
 func (e *Engine) editTargetLocked(c *Call, id ID, h uint64, now int64, ownScope bool) (*node, *session, error) {
-	s, err := e.sessionLocked(c, now)
-	if err != nil {
-		return nil, nil, err
-	}
-	n, err := e.resolveLocked(s, id)
+	s, n, err := e.callerLocked(c, id, now)
 	if err != nil {
 		return nil, nil, err
 	}

@@ -33,12 +33,14 @@ func (n *node) denied(r string, rs *resState, amount int64) *DeniedError {
 // ancestor's largest consumer: usage only grows, so only the child on the
 // charged path can overtake it.
 func (e *Engine) chargeLocked(n *node, r string, amount int64) {
-	n.resource(r).own += amount
 	var child *node
 	var childUsed int64
 	for a := n; a != nil; a = a.parent {
 		rs := a.resource(r)
 		rs.used += amount
+		if a == n {
+			rs.own += amount
+		}
 		if child != nil && (childUsed > rs.top.Used || rs.top.Node == child.id) {
 			rs.top = Consumer{Node: child.id, Name: child.name, Used: childUsed}
 		}
@@ -64,11 +66,7 @@ func (e *Engine) Consume(c *Call, id ID, resource string, n int64) error {
 	defer e.mu.Unlock()
 	now := e.nowLocked()
 	defer e.finishLocked(c, now)
-	s, err := e.sessionLocked(c, now)
-	if err != nil {
-		return err
-	}
-	nd, err := e.resolveLocked(s, id)
+	s, nd, err := e.callerLocked(c, id, now)
 	if err != nil {
 		return err
 	}

@@ -81,6 +81,17 @@ func (e *Engine) resolveLocked(s *session, id ID) (*node, error) {
 	return n, nil
 }
 
+// callerLocked resolves the caller's session (ending it on the spot if it
+// lapsed) and the node the call names, checked against the session's scope.
+func (e *Engine) callerLocked(c *Call, id ID, now int64) (*session, *node, error) {
+	s, err := e.sessionLocked(c, now)
+	if err != nil {
+		return nil, nil, err
+	}
+	n, err := e.resolveLocked(s, id)
+	return s, n, err
+}
+
 // activeLocked ends n's chain on the spot if a deadline on it has passed, and
 // reports whether n is still active.
 func (e *Engine) activeLocked(n *node, now int64) error {
@@ -147,11 +158,7 @@ func (e *Engine) create(c *Call, parent ID, spec Spec, charge *Charge, ensure bo
 	defer e.mu.Unlock()
 	now := e.nowLocked()
 	defer e.finishLocked(c, now)
-	s, err := e.sessionLocked(c, now)
-	if err != nil {
-		return NodeInfo{}, false, err
-	}
-	p, err := e.resolveLocked(s, parent)
+	s, p, err := e.callerLocked(c, parent, now)
 	if err != nil {
 		return NodeInfo{}, false, err
 	}
@@ -227,11 +234,7 @@ func (e *Engine) end(c *Call, id ID, st State) error {
 	defer e.mu.Unlock()
 	now := e.nowLocked()
 	defer e.finishLocked(c, now)
-	s, err := e.sessionLocked(c, now)
-	if err != nil {
-		return err
-	}
-	n, err := e.resolveLocked(s, id)
+	s, n, err := e.callerLocked(c, id, now)
 	if err != nil {
 		return err
 	}
@@ -256,11 +259,7 @@ func (e *Engine) Describe(c *Call, id ID, children bool) (NodeInfo, []NodeInfo, 
 	defer e.mu.Unlock()
 	now := e.nowLocked()
 	defer e.finishLocked(c, now)
-	s, err := e.sessionLocked(c, now)
-	if err != nil {
-		return NodeInfo{}, nil, err
-	}
-	n, err := e.resolveLocked(s, id)
+	_, n, err := e.callerLocked(c, id, now)
 	if err != nil {
 		return NodeInfo{}, nil, err
 	}
