@@ -1,0 +1,127 @@
+package clientconn
+
+import (
+	"crypto/tls"
+	"crypto/x509"
+	"fmt"
+	"net"
+	"net/http"
+	"os"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// DefaultAddr is where governord listens unless told otherwise.
+const DefaultAddr = "127.0.0.1:7600"
+
+// The environment variables Config reads.
+const (
+	EnvAddr   = "GOVERNOR_ADDR"
+	EnvAPIKey = "GOVERNOR_API_KEY"
+	EnvTLS    = "GOVERNOR_TLS"
+	EnvCAFile = "GOVERNOR_CA_FILE"
+)
+
+// Config says where governord is and how to reach it. The zero value means
+// the default address over plain-text HTTP/2 with no credential.
+type Config struct {
+	// Addr is host:port, or a URL with an http or https scheme.
+	Addr string
+	// APIKey is the credential sent as Authorization: Bearer.
+	APIKey string
+	// TLS selects HTTPS. A CAFile or an https:// address implies it.
+	TLS bool
+	// CAFile is a PEM file of the certificates that sign governord's; empty
+	// means the system's roots.
+	CAFile string
+	// HTTPClient, when set, is used as is and TLS and CAFile are ignored.
+	HTTPClient *http.Client
+}
+
+// FromEnv returns the configuration the environment describes. A variable
+// that is set but malformed is an error, never silently ignored.
+func FromEnv() (Config, error) {
+	c := Config{
+		Addr:   strings.TrimSpace(os.Getenv(EnvAddr)),
+		APIKey: strings.TrimSpace(os.Getenv(EnvAPIKey)),
+		CAFile: strings.TrimSpace(os.Getenv(EnvCAFile)),
+	}
+	if v := strings.TrimSpace(os.Getenv(EnvTLS)); v != "" {
+		b, err := strconv.ParseBool(v)
+		if err != nil {
+			return Config{}, fmt.Errorf("%w: %s=%q is not a boolean; use true or false", ErrConfig, EnvTLS, v)
+		}
+		c.TLS = b
+	}
+	return c, nil
+}
+
+// BaseURL returns the URL the API is served under, checking the address.
+func (c Config) BaseURL() (string, error) {
+	addr := c.Addr
+	if addr == "" {
+		addr = DefaultAddr
+	}
+	scheme := "http"
+	if c.TLS || c.CAFile != "" {
+		scheme = "https"
+	}
+	if rest, ok := strings.CutPrefix(addr, "https://"); ok {
+		addr, scheme = rest, "https"
+	} else if rest, ok := strings.CutPrefix(addr, "http://"); ok {
+		if c.TLS || c.CAFile != "" {
+			return "", fmt.Errorf("%w: address %q says http:// but TLS is requested; use https:// or host:port", ErrConfig, c.Addr)
+		}
+		addr = rest
+	}
+	addr = strings.TrimSuffix(addr, "/")
+	host, port, err := net.SplitHostPort(addr)
+	if err != nil || host == "" || port == "" {
+		return "", fmt.Errorf("%w: address %q is not host:port (for example %s)", ErrConfig, c.Addr, DefaultAddr)
+	}
+	if n, err := strconv.Atoi(port); err != nil || n < 1 || n > 65535 {
+		return "", fmt.Errorf("%w: address %q has port %q; a port is a number from 1 to 65535", ErrConfig, c.Addr, port)
+	}
+	return scheme + "://" + net.JoinHostPort(host, port), nil
+}
+
+// Client returns the HTTP client calls go through: HTTP/2 in both cases
+// (h2c in plain text, so gRPC streams work without TLS), TLS 1.3 at least
+// when TLS is on. Its own timeout is zero: callers bound calls with
+// contexts, and watch streams live long.
+func (c Config) Client() (*http.Client, error) {
+	if c.HTTPClient != nil {
+		return c.HTTPClient, nil
+	}
+	base, err := c.BaseURL()
+	if err != nil {
+		return nil, err
+	}
+	t := &http.Transport{
+		Proxy:               http.ProxyFromEnvironment,
+		MaxIdleConnsPerHost: 64,
+		IdleConnTimeout:     90 * time.Second,
+		ForceAttemptHTTP2:   true,
+	}
+	if strings.HasPrefix(base, "https://") {
+		cfg := &tls.Config{MinVersion: tls.VersionTLS13}
+		if c.CAFile != "" {
+			pem, err := os.ReadFile(c.CAFile)
+			if err != nil {
+				return nil, fmt.Errorf("%w: read CA file: %w", ErrConfig, err)
+			}
+			pool := x509.NewCertPool()
+			if !pool.AppendCertsFromPEM(pem) {
+				return nil, fmt.Errorf("%w: CA file %s holds no PEM certificate", ErrConfig, c.CAFile)
+			}
+			cfg.RootCAs = pool
+		}
+		t.TLSClientConfig = cfg
+	} else {
+		var p http.Protocols
+		p.SetUnencryptedHTTP2(true)
+		t.Protocols = &p
+	}
+	return &http.Client{Transport: t}, nil
+}
