@@ -49,6 +49,8 @@ type Config struct {
 	Commit Commit `yaml:"commit"`
 	// Log configures the structured log.
 	Log Log `yaml:"log"`
+	// Gubernator configures the Gubernator-compatible API.
+	Gubernator Gubernator `yaml:"gubernator"`
 }
 
 // TLS names a certificate and its key, both PEM files. Both are set or
@@ -177,7 +179,8 @@ func base() *Config {
 			MaxBacklog: 16384,
 			MaxBatch:   1024,
 		},
-		Log: Log{Level: "info", Format: "text"},
+		Log:        Log{Level: "info", Format: "text"},
+		Gubernator: Gubernator{Resource: DefaultGubernatorResource},
 	}
 }
 
@@ -193,6 +196,7 @@ func Default() *Config {
 	c := base()
 	c.DatabaseURL = "sqlite:governor.db"
 	c.Tenants = []Tenant{{Name: DemoTenant, Weight: 1}}
+	c.Gubernator.Enabled, c.Gubernator.Tenant = true, DemoTenant
 	return c
 }
 
