@@ -15,8 +15,10 @@ const (
 	MaxRequests = 1000
 	// maxNameBytes bounds name and unique_key: each is a node's name.
 	maxNameBytes = 256
-	// maxWindow bounds duration: a year of milliseconds and then some.
-	maxWindow = 10 * 366 * 24 * time.Hour
+	// maxWindow bounds duration and max_wait: a leap year.
+	maxWindow = 366 * 24 * time.Hour
+	// maxLimit bounds limit and burst.
+	maxLimit = 1_000_000_000
 )
 
 // The behavior flags.
@@ -86,10 +88,10 @@ func (c *Check) amounts(r *gubernatorv1.RateLimitReq) error {
 		return rejectf("hits must be 0 (read only) or more, got %d: governord does not take hits back", r.Hits)
 	case c.Reset && r.Hits != 0:
 		return rejectf("hits must be 0 with RESET_REMAINING, got %d: reset first, then send the hits in a request of their own", r.Hits)
-	case r.Limit < 1:
-		return rejectf("limit must be 1 or more, got %d", r.Limit)
-	case r.Burst < 0:
-		return rejectf("burst must be 0 (the limit) or more, got %d", r.Burst)
+	case r.Limit < 1 || r.Limit > maxLimit:
+		return rejectf("limit must be 1 to %d, got %d", maxLimit, r.Limit)
+	case r.Burst < 0 || r.Burst > maxLimit:
+		return rejectf("burst must be 0 (the limit) to %d, got %d", maxLimit, r.Burst)
 	}
 	c.Burst = r.Limit
 	if c.Leaky && r.Burst > 0 {
@@ -101,6 +103,9 @@ func (c *Check) amounts(r *gubernatorv1.RateLimitReq) error {
 // duration checks duration: milliseconds, or a calendar interval.
 func (c *Check) duration(d int64, gregorian bool) error {
 	if gregorian {
+		if c.Leaky {
+			return rejectf("DURATION_IS_GREGORIAN combines only with TOKEN_BUCKET: a calendar window is a token bucket that is full again when the interval ends")
+		}
 		if d < int64(Minute) || d > int64(Year) {
 			return rejectf("duration must name a calendar interval with DURATION_IS_GREGORIAN: 0 minute, 1 hour, 2 day, 3 week, 4 month or 5 year; got %d", d)
 		}
@@ -114,7 +119,8 @@ func (c *Check) duration(d int64, gregorian bool) error {
 	return nil
 }
 
-// wait checks max_wait and what it may be combined with.
+// wait checks max_wait and what it may be combined with. A calendar
+// window is never leaky, so duration already refused max_wait with one.
 func (c *Check) wait(ms int64, flags int32) error {
 	if ms < 0 {
 		return rejectf("max_wait must be 0 (answer at once) or a number of milliseconds, got %d", ms)
@@ -128,8 +134,6 @@ func (c *Check) wait(ms int64, flags int32) error {
 		with = "TOKEN_BUCKET"
 	case flags&flagGlobal != 0:
 		with = "GLOBAL"
-	case flags&flagGregorian != 0:
-		with = "DURATION_IS_GREGORIAN"
 	case flags&flagDrain != 0:
 		with = "DRAIN_OVER_LIMIT"
 	case flags&flagReset != 0:

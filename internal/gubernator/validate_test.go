@@ -83,13 +83,17 @@ func TestToCheckErrors(t *testing.T) {
 		{"negative hits", func(r *pb.RateLimitReq) { r.Hits = -1 }, "hits must be 0 (read only) or more, got -1: governord does not take hits back."},
 		{"reset with hits", func(r *pb.RateLimitReq) { r.Behavior = pb.Behavior_RESET_REMAINING },
 			"hits must be 0 with RESET_REMAINING, got 1: reset first, then send the hits in a request of their own."},
-		{"no limit", func(r *pb.RateLimitReq) { r.Limit = 0 }, "limit must be 1 or more, got 0."},
-		{"negative burst", func(r *pb.RateLimitReq) { r.Burst = -1 }, "burst must be 0 (the limit) or more, got -1."},
+		{"no limit", func(r *pb.RateLimitReq) { r.Limit = 0 }, "limit must be 1 to 1000000000, got 0."},
+		{"limit too high", func(r *pb.RateLimitReq) { r.Limit = 1_000_000_001 }, "limit must be 1 to 1000000000, got 1000000001."},
+		{"negative burst", func(r *pb.RateLimitReq) { r.Burst = -1 }, "burst must be 0 (the limit) to 1000000000, got -1."},
+		{"leaky calendar", func(r *pb.RateLimitReq) {
+			r.Algorithm, r.Behavior, r.Duration = pb.Algorithm_LEAKY_BUCKET, pb.Behavior_DURATION_IS_GREGORIAN, 1
+		}, "DURATION_IS_GREGORIAN combines only with TOKEN_BUCKET: a calendar window is a token bucket that is full again when the interval ends."},
 		{"unknown algorithm", func(r *pb.RateLimitReq) { r.Algorithm = 2 }, "algorithm must be TOKEN_BUCKET (0) or LEAKY_BUCKET (1), got 2."},
 		{"unknown behavior", func(r *pb.RateLimitReq) { r.Behavior = 64 | pb.Behavior_GLOBAL },
 			"behavior holds flags governord does not know (64); allowed are NO_BATCHING 1, GLOBAL 2, DURATION_IS_GREGORIAN 4, RESET_REMAINING 8, MULTI_REGION 16 and DRAIN_OVER_LIMIT 32, or-ed together."},
-		{"no duration", func(r *pb.RateLimitReq) { r.Duration = 0 }, "duration must be 1 to 316224000000 milliseconds, got 0."},
-		{"duration too long", func(r *pb.RateLimitReq) { r.Duration = 316224000001 }, "duration must be 1 to 316224000000 milliseconds, got 316224000001."},
+		{"no duration", func(r *pb.RateLimitReq) { r.Duration = 0 }, "duration must be 1 to 31622400000 milliseconds, got 0."},
+		{"duration too long", func(r *pb.RateLimitReq) { r.Duration = 31622400001 }, "duration must be 1 to 31622400000 milliseconds, got 31622400001."},
 		{"unknown calendar interval", func(r *pb.RateLimitReq) { r.Behavior, r.Duration = pb.Behavior_DURATION_IS_GREGORIAN, 6 },
 			"duration must name a calendar interval with DURATION_IS_GREGORIAN: 0 minute, 1 hour, 2 day, 3 week, 4 month or 5 year; got 6."},
 		{"negative max_wait", func(r *pb.RateLimitReq) { r.MaxWait = -1 }, "max_wait must be 0 (answer at once) or a number of milliseconds, got -1."},
@@ -97,14 +101,12 @@ func TestToCheckErrors(t *testing.T) {
 			"max_wait combines only with LEAKY_BUCKET and not with TOKEN_BUCKET; send max_wait 0 or drop TOKEN_BUCKET."},
 		{"max_wait with GLOBAL", func(r *pb.RateLimitReq) { leaky(r); r.Behavior = pb.Behavior_GLOBAL },
 			"max_wait combines only with LEAKY_BUCKET and not with GLOBAL; send max_wait 0 or drop GLOBAL."},
-		{"max_wait with a calendar", func(r *pb.RateLimitReq) { leaky(r); r.Behavior, r.Duration = pb.Behavior_DURATION_IS_GREGORIAN, 1 },
-			"max_wait combines only with LEAKY_BUCKET and not with DURATION_IS_GREGORIAN; send max_wait 0 or drop DURATION_IS_GREGORIAN."},
 		{"max_wait with drain", func(r *pb.RateLimitReq) { leaky(r); r.Behavior = pb.Behavior_DRAIN_OVER_LIMIT },
 			"max_wait combines only with LEAKY_BUCKET and not with DRAIN_OVER_LIMIT; send max_wait 0 or drop DRAIN_OVER_LIMIT."},
 		{"max_wait with reset", func(r *pb.RateLimitReq) { leaky(r); r.Hits, r.Behavior = 0, pb.Behavior_RESET_REMAINING },
 			"max_wait combines only with LEAKY_BUCKET and not with RESET_REMAINING; send max_wait 0 or drop RESET_REMAINING."},
-		{"max_wait too long", func(r *pb.RateLimitReq) { leaky(r); r.MaxWait = 316224000001 },
-			"max_wait must be at most 316224000000 milliseconds, got 316224000001."},
+		{"max_wait too long", func(r *pb.RateLimitReq) { leaky(r); r.MaxWait = 31622400001 },
+			"max_wait must be at most 31622400000 milliseconds, got 31622400001."},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
