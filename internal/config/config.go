@@ -196,7 +196,6 @@ func Default() *Config {
 	c := base()
 	c.DatabaseURL = "sqlite:governor.db"
 	c.Tenants = []Tenant{{Name: DemoTenant, Weight: 1}}
-	c.Gubernator.Enabled, c.Gubernator.Tenant = true, DemoTenant
 	return c
 }
 

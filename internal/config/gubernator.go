@@ -10,7 +10,8 @@ const DefaultGubernatorResource = "gubernator"
 // on its API port beside its own: gRPC service pb.gubernator.V1 and the HTTP
 // JSON paths /v1/GetRateLimits and /v1/HealthCheck.
 type Gubernator struct {
-	// Enabled serves the API. Default: false, except in development mode.
+	// Enabled serves the API. Default: false; development mode turns it on
+	// for its demo tenant.
 	Enabled bool `yaml:"enabled"`
 	// Tenant is the configured tenant the rate limits are kept under: each
 	// name is a node beneath the tenant, each unique_key a node beneath its

@@ -61,8 +61,4 @@ func TestGubernatorSection(t *testing.T) {
 			}
 		})
 	}
-	d := Default()
-	if want := (Gubernator{Enabled: true, Tenant: DemoTenant, Resource: DefaultGubernatorResource}); d.Gubernator != want {
-		t.Errorf("development mode: got %+v, want %+v", d.Gubernator, want)
-	}
 }
