@@ -48,7 +48,7 @@ func (h argHash) caps(m map[string]int64) argHash {
 }
 
 func (h argHash) spec(s *Spec) argHash {
-	return h.str(s.Name).caps(s.Quotas).caps(s.Limits).num(s.Deadline).num(int64(s.Weight)).num(int64(s.Priority))
+	return h.str(s.Name).caps(s.Quotas).caps(s.Limits).num(s.Deadline).num(int64(s.Weight)).num(int64(s.Priority)).rates(s.Rates)
 }
 
 func (h argHash) opt(v *int64) argHash {
@@ -59,9 +59,9 @@ func (h argHash) opt(v *int64) argHash {
 }
 
 func (h argHash) defaults(d *Defaults) argHash {
-	h = h.caps(d.Quotas).caps(d.Limits)
+	h = h.caps(d.Quotas).caps(d.Limits).rates(d.Rates)
 	if d.Children == nil {
 		return h.byte(0)
 	}
-	return h.byte(1).caps(d.Children.Quotas).caps(d.Children.Limits)
+	return h.byte(1).caps(d.Children.Quotas).caps(d.Children.Limits).rates(d.Children.Rates)
 }

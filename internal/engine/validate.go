@@ -62,6 +62,9 @@ func validSpec(s *Spec) error {
 	if err := validCaps("limits", s.Limits); err != nil {
 		return err
 	}
+	if err := validRates("rates", s.Rates); err != nil {
+		return err
+	}
 	if s.Deadline < 0 {
 		return invalid("deadline", "must not be negative")
 	}
@@ -81,13 +84,19 @@ func validDefaults(d *Defaults) error {
 	if err := validCaps("defaults.limits", d.Limits); err != nil {
 		return err
 	}
+	if err := validRates("defaults.rates", d.Rates); err != nil {
+		return err
+	}
 	if d.Children == nil {
 		return nil
 	}
 	if err := validCaps("defaults.children.quotas", d.Children.Quotas); err != nil {
 		return err
 	}
-	return validCaps("defaults.children.limits", d.Children.Limits)
+	if err := validCaps("defaults.children.limits", d.Children.Limits); err != nil {
+		return err
+	}
+	return validRates("defaults.children.rates", d.Children.Rates)
 }
 
 func validRequest(c *Call) error {
