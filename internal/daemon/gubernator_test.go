@@ -80,7 +80,8 @@ func TestGubernatorScheduledExampleWithCurl(t *testing.T) {
 
 // TestGubernatorTokenBucketWithCurl walks a token bucket through curl:
 // charges, a refusal that leaves what remains, a drained refusal, a peek,
-// a per-request error beside a good request, and the window's end.
+// a caller's clock that refills nothing, the window's end, and errors per
+// request beside a good request.
 func TestGubernatorTokenBucketWithCurl(t *testing.T) {
 	clock := &fakeClock{now: guberStart}
 	d := startDaemon(t, guberConfig(""), Options{Clock: clock})
@@ -103,6 +104,13 @@ func TestGubernatorTokenBucketWithCurl(t *testing.T) {
 		if got := summary(curl(t, "POST", url, testTeamKey, body(s.hits, s.behavior)).responses(t)[0]); got != s.want {
 			t.Errorf("step %d (%d hits, %s): %s\n          want %s", i, s.hits, s.behavior, got, s.want)
 		}
+	}
+	// A caller's clock moves nothing: created_at an hour ahead refills no
+	// token.
+	ahead := fmt.Sprintf(`{"requests":[{"name":"requests_per_sec","unique_key":"account:12345","hits":1,"limit":5,"duration":60000,"createdAt":"%d"}]}`,
+		guberStart.Add(time.Hour).UnixMilli())
+	if got, want := summary(curl(t, "POST", url, testTeamKey, ahead).responses(t)[0]), "OVER_LIMIT remaining=0 reset="+end+` retry_after=0 error=""`; got != want {
+		t.Errorf("created_at an hour ahead: %s\n          want %s", got, want)
 	}
 	clock.advance(time.Minute)
 	mixed := `{"requests":[
