@@ -77,6 +77,14 @@ func (r *Rate) burst() int64 {
 	return r.Burst
 }
 
+// CheckRate reports whether a rate cap is valid, as SetRate and a spec would
+// check it, with an *InvalidError whose field starts with "rate". It reads
+// the zone data of a calendar window's zone once per process.
+func CheckRate(r *Rate) error {
+	_, err := validRate("rate", r)
+	return err
+}
+
 // validRate checks a rate cap and resolves its time zone.
 func validRate(field string, r *Rate) (*time.Location, error) {
 	if r.Limit < 1 || r.Limit > maxRateLimit {
