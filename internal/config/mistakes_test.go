@@ -175,7 +175,7 @@ func TestMistakes(t *testing.T) {
 
 		// Rate caps.
 		{"rate without per", "root:\n  rates:\n    http: {limit: 10}\n", nil,
-			"g.yaml:3: root.rates.http.per: must be between 1ms and 8784h0m0s, got 0s"},
+			"g.yaml:3: root.rates.http.per: must be between 1ms and 366 days (8784h), got 0s"},
 		{"rate algorithm", "root:\n  rates:\n    http: {limit: 10, per: 1m, algorithm: sliding}\n", nil,
 			`g.yaml:3: root.rates.http.algorithm: must be token_bucket or leaky_bucket, got "sliding"`},
 		{"calendar unit", "tenants:\n- name: a\n  api_key: key-a-0123456789ab\n  rates: {tools: {limit: 500, calendar: fortnight}}\n", nil,

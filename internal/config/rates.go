@@ -32,18 +32,19 @@ type Rate struct {
 	Zone string `yaml:"zone"`
 }
 
-// Engine returns the rate cap as the engine takes it, or what is wrong with
-// it: the field (relative to the rate) and what it allows.
+// Engine returns the rate cap as the engine takes it, or a Problem whose
+// Path is the field, relative to the rate, and whose Message says what it
+// allows.
 func (r Rate) Engine() (engine.Rate, error) {
 	out := engine.Rate{Limit: r.Limit, Period: r.Per, Burst: r.Burst, Zone: r.Zone}
 	if r.Algorithm != "" {
 		if err := out.Algorithm.UnmarshalText([]byte(r.Algorithm)); err != nil {
-			return out, rateProblem{"algorithm", "must be token_bucket or leaky_bucket, got " + quote(r.Algorithm)}
+			return out, Problem{Path: "algorithm", Message: fmt.Sprintf("must be token_bucket or leaky_bucket, got %q", r.Algorithm)}
 		}
 	}
 	if r.Calendar != "" {
 		if err := out.Calendar.UnmarshalText([]byte(r.Calendar)); err != nil {
-			return out, rateProblem{"calendar", "must be minute, hour, day, week, month or year, got " + quote(r.Calendar)}
+			return out, Problem{Path: "calendar", Message: fmt.Sprintf("must be minute, hour, day, week, month or year, got %q", r.Calendar)}
 		}
 	}
 	if err := engine.CheckRate(&out); err != nil {
@@ -55,17 +56,10 @@ func (r Rate) Engine() (engine.Rate, error) {
 		if field == "period" {
 			field = "per"
 		}
-		return out, rateProblem{field, strings.ReplaceAll(inv.Problem, "period", "per")}
+		return out, Problem{Path: field, Message: strings.ReplaceAll(inv.Problem, "period", "per")}
 	}
 	return out, nil
 }
-
-// rateProblem is what Rate.Engine finds wrong.
-type rateProblem struct{ field, allowed string }
-
-func (p rateProblem) Error() string { return p.field + ": " + p.allowed }
-
-func quote(s string) string { return `"` + s + `"` }
 
 // EngineRates converts a map of rate caps; nil when it is empty.
 func EngineRates(m map[string]Rate) (map[string]engine.Rate, error) {
@@ -91,9 +85,9 @@ func checkRates(k *checker, path string, m map[string]Rate) {
 			continue
 		}
 		if _, err := m[name].Engine(); err != nil {
-			var rp rateProblem
+			var rp Problem
 			if errors.As(err, &rp) {
-				k.add(p+"."+rp.field, "%s", rp.allowed)
+				k.add(p+"."+rp.Path, "%s", rp.Message)
 			} else {
 				k.add(p, "%v", err)
 			}
