@@ -47,6 +47,9 @@ func TestExampleFileLoads(t *testing.T) {
 		{"team-a child defaults", c.Tenants[0].Defaults.Children.Quotas["tool_calls"], int64(100)},
 		{"adaptive db target", c.Adaptive["db"].TargetP95, 250 * time.Millisecond},
 		{"sessions max", c.Sessions.MaxTTL, time.Hour},
+		{"root http rate", c.Root.Rates["http"], Rate{Limit: 3000, Per: time.Minute, Algorithm: "leaky_bucket", Burst: 100}},
+		{"team-a daily tool calls", c.Tenants[0].Rates["tool_calls"], Rate{Limit: 5000, Calendar: "day", Zone: "Europe/Paris"}},
+		{"max schedule wait", c.MaxScheduleWait, 5 * time.Minute},
 	}
 	for _, ch := range checks {
 		if ch.got != ch.want {
