@@ -148,7 +148,7 @@ func (d *Daemon) open(ctx context.Context, clock engine.Clock) error {
 		Settings: &engine.Settings{
 			TombstoneTTL:    cfg.Retention.Tombstones,
 			NodeRetention:   cfg.Retention.Nodes,
-			MaxScheduleWait: engine.DefaultSettings().MaxScheduleWait,
+			MaxScheduleWait: cfg.MaxScheduleWait,
 		},
 		SnapshotEvery: every,
 		Writer: eventlog.WriterOptions{

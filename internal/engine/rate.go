@@ -77,6 +77,14 @@ func (r *Rate) burst() int64 {
 	return r.Burst
 }
 
+// CheckRate reports whether a rate cap is valid, as SetRate and a spec would
+// check it, with an *InvalidError whose field starts with "rate". It reads
+// the zone data of a calendar window's zone once per process.
+func CheckRate(r *Rate) error {
+	_, err := validRate("rate", r)
+	return err
+}
+
 // validRate checks a rate cap and resolves its time zone.
 func validRate(field string, r *Rate) (*time.Location, error) {
 	if r.Limit < 1 || r.Limit > maxRateLimit {
@@ -92,7 +100,7 @@ func validRate(field string, r *Rate) (*time.Location, error) {
 		return nil, invalid(field+".zone", "applies to a calendar window only; set calendar or leave zone empty")
 	}
 	if r.Period < minRatePeriod || r.Period > maxRatePeriod {
-		return nil, invalid(field+".period", "must be between %s and %s, got %s", minRatePeriod, maxRatePeriod, r.Period)
+		return nil, invalid(field+".period", "must be between 1ms and 366 days (8784h), got %s", r.Period)
 	}
 	if r.Algorithm == TokenBucket {
 		if r.Burst != 0 {
@@ -105,10 +113,10 @@ func validRate(field string, r *Rate) (*time.Location, error) {
 	}
 	hi, lo := bits.Mul64(uint64(r.burst()), uint64(r.Period))
 	if hi >= uint64(r.Limit) {
-		return nil, invalid(field+".burst", "a burst of %d takes too long to refill at %d per %s (at most %s)", r.burst(), r.Limit, r.Period, maxBurstRefill)
+		return nil, invalid(field+".burst", "a burst of %d takes too long to refill at %d per %s (at most 10 years); lower the burst", r.burst(), r.Limit, r.Period)
 	}
 	if q, _ := bits.Div64(hi, lo, uint64(r.Limit)); q > uint64(maxBurstRefill) {
-		return nil, invalid(field+".burst", "a burst of %d takes %s to refill at %d per %s (at most %s)", r.burst(), time.Duration(q), r.Limit, r.Period, maxBurstRefill)
+		return nil, invalid(field+".burst", "a burst of %d takes %s to refill at %d per %s (at most 10 years); lower the burst", r.burst(), time.Duration(q), r.Limit, r.Period)
 	}
 	return time.UTC, nil
 }

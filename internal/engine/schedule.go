@@ -107,7 +107,7 @@ func (e *Engine) judgeLocked(n *node, r string, amount, now int64) verdict {
 // booked slot within the caller's wait and the engine's ceiling.
 func (e *Engine) bookable(v *verdict, maxWait time.Duration) bool {
 	ceiling := min(maxWait, e.settings.MaxScheduleWait)
-	return maxWait > 0 && !v.quota && !v.never && !v.unbookable && v.wait <= int64(ceiling)
+	return !v.quota && !v.never && !v.unbookable && v.wait <= int64(ceiling)
 }
 
 // ConsumeWith charges n units of resource to node id and every ancestor if

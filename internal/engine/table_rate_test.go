@@ -413,6 +413,16 @@ func TestRateRequestIDs(t *testing.T) {
 	if _, err := call("b", ConsumeOptions{MaxWait: 2 * time.Minute}); !errors.Is(err, ErrRequestMismatch) {
 		t.Fatalf("same id, other max_wait: %v", err)
 	}
+	// A refusal that drains is recorded but not remembered: its retry is
+	// evaluated afresh.
+	if _, err := call("c", ConsumeOptions{Drain: true}); !errors.Is(err, ErrDenied) {
+		t.Fatalf("drain: %v", err)
+	}
+	must(t, w.e.ResetRate(w.sys(), w.tenant, "http"))
+	seq = w.e.Seq()
+	if res, err := call("c", ConsumeOptions{Drain: true}); err != nil || res.Status != Admitted || w.e.Seq() != seq+1 {
+		t.Fatalf("retry of a refused drain: %+v %v, want admitted and charged", res, err)
+	}
 }
 
 func TestRateValidation(t *testing.T) {
