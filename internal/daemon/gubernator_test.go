@@ -15,6 +15,7 @@ import (
 	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/proto"
 
+	"governor.dev/governor/internal/config"
 	"governor.dev/governor/internal/engine"
 	pb "governor.dev/governor/internal/gen/gubernator/v1"
 )
@@ -243,5 +244,29 @@ func TestGubernatorGRPCClient(t *testing.T) {
 	want := engine.Rate{Limit: 60, Period: time.Minute, Burst: 3, Algorithm: engine.LeakyBucket}
 	if got := key.Rates["gubernator"].Rate; got != want {
 		t.Errorf("the key's rate cap is %+v, want %+v", got, want)
+	}
+}
+
+// TestGubernatorTenantRateBoundsAllKeys sets, in the file, a rate on the
+// tenant for the Gubernator resource: every key is charged against it too,
+// so three keys of 10 a minute share the tenant's 3 a minute.
+func TestGubernatorTenantRateBoundsAllKeys(t *testing.T) {
+	clock := &fakeClock{now: guberStart}
+	cfg := guberConfig("")
+	cfg.Tenants[0].Rates = map[string]config.Rate{config.DefaultGubernatorResource: {Limit: 3, Per: time.Minute}}
+	d := startDaemon(t, cfg, Options{Clock: clock})
+	url := d.URL() + "/v1/GetRateLimits"
+	end := ms(guberStart.Add(time.Minute))
+	want := []string{
+		"UNDER_LIMIT remaining=2 reset=" + end + ` retry_after=0 error=""`,
+		"UNDER_LIMIT remaining=1 reset=" + end + ` retry_after=0 error=""`,
+		"UNDER_LIMIT remaining=0 reset=" + end + ` retry_after=0 error=""`,
+		"OVER_LIMIT remaining=0 reset=" + end + ` retry_after=0 error=""`,
+	}
+	for i, key := range []string{"a", "b", "c", "d"} {
+		body := fmt.Sprintf(`{"requests":[{"name":"requests_per_sec","unique_key":%q,"hits":1,"limit":10,"duration":60000}]}`, key)
+		if got := summary(curl(t, "POST", url, testTeamKey, body).responses(t)[0]); got != want[i] {
+			t.Errorf("key %s: %s\n          want %s", key, got, want[i])
+		}
 	}
 }
