@@ -1,12 +1,15 @@
 package gubernator
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"net/http"
 	"strings"
 	"testing"
 	"time"
+
+	"connectrpc.com/connect"
 
 	pb "governor.dev/governor/internal/gen/gubernator/v1"
 )
@@ -149,6 +152,19 @@ func TestHTTPCallErrors(t *testing.T) {
 			// protojson puts a random kind of space in its messages.
 			if g := strings.ReplaceAll(jsonOf(t, got), "\u00a0", " "); status != tt.status || g != tt.want {
 				t.Errorf("got  %d %s\nwant %d %s", status, g, tt.status, tt.want)
+			}
+			if tt.method == http.MethodPost {
+				var code map[string]any
+				_ = json.Unmarshal([]byte(tt.want), &code)
+				want := "GetRateLimits " + connect.Code(code["code"].(float64)).String()
+				select {
+				case o := <-f.observed:
+					if o != want {
+						t.Errorf("observed %q, want %q", o, want)
+					}
+				case <-time.After(5 * time.Second):
+					t.Errorf("the call was not observed; want %q", want)
+				}
 			}
 		})
 	}

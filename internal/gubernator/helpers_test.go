@@ -74,16 +74,17 @@ func (r *memoryRecord) Failed() <-chan struct{} { return r.failed }
 // fixture is a Service on a real loopback listener that speaks HTTP/1 and
 // h2c.
 type fixture struct {
-	svc    *Service
-	lim    *scripted
-	record *memoryRecord
-	url    string
-	addr   string
+	svc      *Service
+	observed chan string // "method code" of each observed call
+	lim      *scripted
+	record   *memoryRecord
+	url      string
+	addr     string
 }
 
 func start(t *testing.T, answer func(c Check) (Verdict, error)) *fixture {
 	t.Helper()
-	f := &fixture{lim: &scripted{answer: answer}, record: &memoryRecord{failed: make(chan struct{})}}
+	f := &fixture{lim: &scripted{answer: answer}, record: &memoryRecord{failed: make(chan struct{})}, observed: make(chan string, 16)}
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
@@ -91,7 +92,12 @@ func start(t *testing.T, answer func(c Check) (Verdict, error)) *fixture {
 	f.addr = ln.Addr().String()
 	f.url = "http://" + f.addr
 	f.svc, err = New(Options{Limiter: f.lim, Record: f.record, Keys: matchKey, Tenant: "acme", Address: f.addr,
-		Logger: slog.New(slog.DiscardHandler)})
+		Logger: slog.New(slog.DiscardHandler), Observe: func(method, code string, _ time.Duration) {
+			select { // Observe must not block; a test reads at most a few
+			case f.observed <- method + " " + code:
+			default:
+			}
+		}})
 	if err != nil {
 		t.Fatal(err)
 	}
