@@ -21,6 +21,7 @@ var (
 	ErrLeaseUnknown    = errors.New("unknown lease")
 	ErrCorrupt         = errors.New("corrupt record")
 	ErrNeverFits       = errors.New("never fits")
+	ErrLimitChanged    = errors.New("limit changed since it was read")
 )
 
 // InvalidError names the argument that was wrong and what is allowed.

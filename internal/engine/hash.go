@@ -65,3 +65,29 @@ func (h argHash) defaults(d *Defaults) argHash {
 	}
 	return h.byte(1).caps(d.Children.Quotas).caps(d.Children.Limits).rates(d.Children.Rates)
 }
+
+func (h argHash) rate(r *Rate) argHash {
+	if r == nil {
+		return h.byte(0)
+	}
+	return h.byte(1).num(r.Limit).num(int64(r.Period)).num(r.Burst).byte(byte(r.Algorithm)).byte(byte(r.Calendar)).str(r.Zone)
+}
+
+// rates adds a map of rate caps; an empty one changes nothing, so the hash
+// of a call without rates is what it was before rates existed.
+func (h argHash) rates(m map[string]Rate) argHash {
+	if len(m) == 0 {
+		return h
+	}
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	h = h.byte(0xfe).num(int64(len(keys)))
+	for _, k := range keys {
+		r := m[k]
+		h = h.str(k).rate(&r)
+	}
+	return h
+}

@@ -288,7 +288,7 @@ func (a *auditor) checkRate(n *node, r string, ev *Event) {
 		if b == nil {
 			continue
 		}
-		if b.Algorithm == TokenBucket && (b.used > b.Limit || ev.Until != 0 && b.end <= ev.Time) {
+		if b.Algorithm == TokenBucket && b.used > b.Limit {
 			a.fail("I10: event %d takes node %d's %s token bucket over its limit (%d > %d)", ev.Seq, n.id, r, b.used, b.Limit)
 		}
 		if b.Algorithm == LeakyBucket && b.tat.after(instant{ns: at + b.tau.ns, rem: b.tau.rem}) {

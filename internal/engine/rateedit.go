@@ -1,10 +1,5 @@
 package engine
 
-import (
-	"sort"
-	"time"
-)
-
 // SetRate sets the rate cap of resource on node id; nil removes it. A change
 // carries the bucket's state into the new rate: a leaky bucket in debt keeps
 // every booked slot's time, otherwise it keeps the units it lacks, so its
@@ -177,44 +172,4 @@ func restoreBucket(node ID, res string, r *RateRec) (*bucket, error) {
 	b := newBucket(r.Rate, loc)
 	b.tat, b.used, b.end = instant{ns: r.Tat, rem: r.TatRem}, r.Used, r.End
 	return b, nil
-}
-
-func (h argHash) rate(r *Rate) argHash {
-	if r == nil {
-		return h.byte(0)
-	}
-	return h.byte(1).num(r.Limit).num(int64(r.Period)).num(r.Burst).byte(byte(r.Algorithm)).byte(byte(r.Calendar)).str(r.Zone)
-}
-
-// rates adds a map of rate caps; an empty one changes nothing, so the hash
-// of a call without rates is what it was before rates existed.
-func (h argHash) rates(m map[string]Rate) argHash {
-	if len(m) == 0 {
-		return h
-	}
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	h = h.byte(0xfe).num(int64(len(keys)))
-	for _, k := range keys {
-		r := m[k]
-		h = h.str(k).rate(&r)
-	}
-	return h
-}
-
-// validSettings checks the engine's knobs.
-func validSettings(s *Settings) error {
-	if s.TombstoneTTL < 0 {
-		return invalid("tombstone_ttl", "must not be negative, got %s", s.TombstoneTTL)
-	}
-	if s.NodeRetention < 0 {
-		return invalid("node_retention", "must not be negative, got %s", s.NodeRetention)
-	}
-	if s.MaxScheduleWait < 0 || s.MaxScheduleWait > maxScheduleWait {
-		return invalid("max_schedule_wait", "must be between 0 (no scheduled admission) and %s, got %s", time.Duration(maxScheduleWait), s.MaxScheduleWait)
-	}
-	return nil
 }

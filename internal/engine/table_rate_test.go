@@ -473,3 +473,26 @@ func TestRateValidation(t *testing.T) {
 		t.Errorf("a ceiling of two days: %v, want invalid", err)
 	}
 }
+
+// TestRateConsumeAllocations: a consume through a chain with a rate cap at
+// every level allocates only its event; a peek allocates nothing.
+func TestRateConsumeAllocations(t *testing.T) {
+	w := newRateWorld(t, leaky(maxRateLimit, time.Millisecond, 0), tokens(maxRateLimit, time.Second))
+	r := Rate{Limit: maxRateLimit, Period: time.Millisecond, Algorithm: LeakyBucket}
+	must(t, w.e.SetRate(w.sys(), RootID, "http", &r))
+	c := &Call{}
+	consume := testing.AllocsPerRun(200, func() {
+		w.clock.Advance(time.Microsecond)
+		if _, err := w.e.ConsumeWith(c, w.task, "http", 1, ConsumeOptions{MaxWait: time.Second}); err != nil {
+			t.Fatal(err)
+		}
+	})
+	peek := testing.AllocsPerRun(200, func() {
+		if _, err := w.e.ConsumeWith(c, w.task, "http", 0, ConsumeOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	})
+	if consume > 1 || peek > 0 {
+		t.Fatalf("a consume allocates %.1f times and a peek %.1f, want 1 and 0", consume, peek)
+	}
+}

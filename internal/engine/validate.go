@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"time"
 	"unicode/utf8"
 )
 
@@ -102,6 +103,20 @@ func validDefaults(d *Defaults) error {
 func validRequest(c *Call) error {
 	if len(c.Request) > maxRequestLen {
 		return invalid("request_id", "must be at most %d bytes, got %d", maxRequestLen, len(c.Request))
+	}
+	return nil
+}
+
+// validSettings checks the engine's knobs.
+func validSettings(s *Settings) error {
+	if s.TombstoneTTL < 0 {
+		return invalid("tombstone_ttl", "must not be negative, got %s", s.TombstoneTTL)
+	}
+	if s.NodeRetention < 0 {
+		return invalid("node_retention", "must not be negative, got %s", s.NodeRetention)
+	}
+	if s.MaxScheduleWait < 0 || s.MaxScheduleWait > maxScheduleWait {
+		return invalid("max_schedule_wait", "must be between 0 (no scheduled admission) and %s, got %s", time.Duration(maxScheduleWait), s.MaxScheduleWait)
 	}
 	return nil
 }

@@ -2,6 +2,10 @@ package server
 
 import (
 	"context"
+	"encoding/json"
+	"net/http"
+	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -81,5 +85,46 @@ func TestRateCalls(t *testing.T) {
 	}
 	if res, err := consume(0, 0); err != nil || res.Remaining != nil || res.ResetTime != nil {
 		t.Fatalf("peek without caps: %v %+v", err, res)
+	}
+}
+
+// TestScheduledConsumeOverJSON: a plain HTTP POST of JSON, as curl sends it,
+// books a slot and reads the status and the wait.
+func TestScheduledConsumeOverJSON(t *testing.T) {
+	e := newEnv(t, sqliteURL(t))
+	ctx := context.Background()
+	cl, _ := e.session(keyA)
+	created, err := cl.CreateNode(ctx, connect.NewRequest(&governorv1.CreateNodeRequest{Spec: &governorv1.NodeSpec{Name: "job",
+		Rates: map[string]*governorv1.Rate{"vendor": {Limit: 10, Period: durationpb.New(time.Minute), Burst: 1, Algorithm: governorv1.RateAlgorithm_RATE_ALGORITHM_LEAKY_BUCKET}}}}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	post := func(body string) map[string]any {
+		req, err := http.NewRequest(http.MethodPost, e.http.URL+"/governor.v1.GovernorService/Consume", strings.NewReader(body))
+		if err != nil {
+			t.Fatal(err)
+		}
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Authorization", "Bearer "+keyA)
+		res, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer res.Body.Close()
+		var out map[string]any
+		if err := json.NewDecoder(res.Body).Decode(&out); err != nil {
+			t.Fatal(err)
+		}
+		return out
+	}
+	job := `"resource":"vendor","nodeId":"` + strconv.FormatUint(created.Msg.Node.Id, 10) + `"`
+	if got := post(`{` + job + `,"amount":"1"}`); got["status"] != "CONSUME_STATUS_OK" {
+		t.Fatalf("first: %v", got)
+	}
+	if got := post(`{` + job + `,"amount":"1","maxWait":"10s"}`); got["status"] != "CONSUME_STATUS_SCHEDULED" || got["retryAfter"] != "6s" || got["remaining"] != "0" {
+		t.Fatalf("scheduled: %v", got)
+	}
+	if got := post(`{` + job + `,"amount":"0"}`); got["remaining"] != "0" || got["resetTime"] == nil {
+		t.Fatalf("peek: %v", got)
 	}
 }
