@@ -136,6 +136,13 @@ func leaseValid(t testing.TB, addr string, id uint64) bool {
 	return res.Msg.Valid
 }
 
+// adminCancel cancels a node with the admin key.
+func adminCancel(t testing.TB, addr string, node uint64) error {
+	t.Helper()
+	_, err := adminAPI(t, addr).CancelNode(context.Background(), connect.NewRequest(&governorv1.CancelNodeRequest{NodeId: node, Reason: "test"}))
+	return err
+}
+
 // used reads a node's use of a resource with the admin key.
 func used(t testing.TB, addr string, node uint64, resource string) int64 {
 	t.Helper()
