@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net/http"
 	"sync"
 	"time"
 
@@ -26,6 +27,7 @@ type Client struct {
 	scope   uint64
 	ttl     time.Duration // the TTL governord granted
 	ids     requestIDs
+	own     *http.Client // the HTTP client Dial built, closed by Close; nil for WithHTTPClient's
 	stop    context.CancelFunc // stops the session and watch loops
 	loops   sync.WaitGroup
 
@@ -52,6 +54,12 @@ func Dial(ctx context.Context, opts ...Option) (*Client, error) {
 	if c.ids, err = newRequestIDs(); err != nil {
 		return nil, err
 	}
+	if s.conn.HTTPClient == nil {
+		if c.own, err = s.conn.Client(); err != nil {
+			return nil, fmt.Errorf("%w: %w", ErrInvalid, err)
+		}
+		s.conn.HTTPClient = c.own
+	}
 	if c.api, err = s.conn.API(c.credential); err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrInvalid, err)
 	}
@@ -62,6 +70,9 @@ func Dial(ctx context.Context, opts ...Option) (*Client, error) {
 	sent := time.Now()
 	res, err := c.api.OpenSession(ctx, connect.NewRequest(req))
 	if err != nil {
+		if c.own != nil {
+			c.own.CloseIdleConnections()
+		}
 		err = fromAPI(ctx, "open session", err)
 		if errors.Is(err, ErrSessionLost) {
 			err = &apiError{kind: ErrBadKey, msg: err.Error(), err: err}
@@ -108,6 +119,9 @@ func (c *Client) Close() error {
 	c.closeOnce.Do(func() {
 		lost := c.end(ErrClosed)
 		c.loops.Wait()
+		if c.own != nil {
+			defer c.own.CloseIdleConnections()
+		}
 		if lost != nil {
 			return
 		}
