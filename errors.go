@@ -112,7 +112,7 @@ func fromAPI(ctx context.Context, what string, err error) error {
 	}
 	ce := new(connect.Error)
 	if !errors.As(err, &ce) {
-		return &apiError{kind: ErrUnavailable, msg: "governor: " + what + ": " + err.Error(), err: err}
+		return unavailable(what, err.Error(), err)
 	}
 	for _, d := range ce.Details() {
 		v, derr := d.Value()
@@ -128,9 +128,16 @@ func fromAPI(ctx context.Context, what string, err error) error {
 	}
 	kind, ok := codeKinds[ce.Code()]
 	if !ok {
-		kind = ErrUnavailable
+		return unavailable(what, ce.Message(), ce)
 	}
 	return &apiError{kind: kind, msg: ce.Message(), err: ce}
+}
+
+// unavailable says that governord did not answer, and that nothing was
+// allowed.
+func unavailable(what, why string, err error) error {
+	return &apiError{kind: ErrUnavailable, err: err,
+		msg: "governor: " + what + ": governord did not answer (" + why + "); nothing was allowed, retry later"}
 }
 
 func denied(d *governorv1.Denial, msg string) *DeniedError {
