@@ -27,7 +27,7 @@ type Client struct {
 	scope   uint64
 	ttl     time.Duration // the TTL governord granted
 	ids     requestIDs
-	own     *http.Client // the HTTP client Dial built, closed by Close; nil for WithHTTPClient's
+	own     *http.Client       // the HTTP client Dial built, closed by Close; nil for WithHTTPClient's
 	stop    context.CancelFunc // stops the session and watch loops
 	loops   sync.WaitGroup
 
