@@ -24,7 +24,6 @@ type Client struct {
 	key     string
 	token   string // the session token; set by Dial before any other call
 	session uint64
-	scope   uint64
 	ttl     time.Duration // the TTL governord granted
 	ids     requestIDs
 	own     *http.Client       // the HTTP client Dial built, closed by Close; nil for WithHTTPClient's
@@ -80,7 +79,7 @@ func Dial(ctx context.Context, opts ...Option) (*Client, error) {
 		return nil, err
 	}
 	m := res.Msg
-	c.token, c.session, c.scope, c.ttl = m.Token, m.SessionId, m.ScopeNodeId, m.Ttl.AsDuration()
+	c.token, c.session, c.ttl = m.Token, m.SessionId, m.Ttl.AsDuration()
 	loops, stop := context.WithCancel(context.Background())
 	c.stop = stop
 	c.loops.Add(2)

@@ -77,7 +77,8 @@ func (g *Group) acquire() {
 // start creates j's subtask and waits for its lease, then runs it on a
 // goroutine of its own.
 func (g *Group) start(j job) {
-	if err := g.ctx.Err(); err != nil {
+	if g.ctx.Err() != nil {
+		g.fail(context.Cause(g.ctx))
 		g.wg.Done()
 		return
 	}

@@ -86,3 +86,27 @@ func TestGroupWithoutATask(t *testing.T) {
 		t.Fatalf("Wait: %v, want ErrNoTask", err)
 	}
 }
+
+func TestGroupStopsWithItsContext(t *testing.T) {
+	g := newGovernord(t)
+	c := dial(t, g.addr)
+	ctx, _ := task(t, c, Spec{Name: "stopped", Limits: map[string]int64{"agents": 1}})
+	ctx, cancel := context.WithCancelCause(ctx)
+	stop := errors.New("stopped by the caller")
+	grp, _ := NewGroup(ctx, ClassAgents)
+	var ran atomic.Int64
+	for i := range 5 {
+		grp.Go(Spec{Name: fmt.Sprintf("job-%d", i)}, func(ctx context.Context) error {
+			ran.Add(1)
+			cancel(stop)
+			<-ctx.Done()
+			return nil
+		})
+	}
+	if err := grp.Wait(); !errors.Is(err, stop) {
+		t.Fatalf("Wait: %v, want the context's cause", err)
+	}
+	if n := ran.Load(); n != 1 {
+		t.Fatalf("%d functions ran after the context was cancelled", n)
+	}
+}

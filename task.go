@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	"connectrpc.com/connect"
@@ -179,9 +180,16 @@ func (t *Task) Close() error {
 	return err
 }
 
+// maxReason is the longest cancel reason governord takes, in bytes.
+const maxReason = 1024
+
 // Cancel ends the task and its subtasks as cancelled on governord, with a
-// reason for governord's log, and cancels its context.
+// reason for governord's log (cut to its first 1024 bytes), and cancels
+// its context.
 func (t *Task) Cancel(reason string) error {
+	if len(reason) > maxReason {
+		reason = strings.ToValidUTF8(reason[:maxReason], "")
+	}
 	err := t.finish("cancel task", func(ctx context.Context, id string) error {
 		_, err := t.c.api.CancelNode(ctx, connect.NewRequest(&governorv1.CancelNodeRequest{NodeId: t.id, Reason: reason, RequestId: id}))
 		return err

@@ -121,6 +121,19 @@ func TestTaskContextEndsWithTheTask(t *testing.T) {
 			t.Fatalf("context ended with %v, want ErrTaskEnded saying cancelled", err)
 		}
 	})
+	t.Run("cancelled here with a long reason", func(t *testing.T) {
+		ctx, tk := task(t, c, Spec{Name: "long"})
+		if err := tk.Cancel(strings.Repeat("é", 1000)); err != nil {
+			t.Fatalf("cancel with a 2000-byte reason: %v", err)
+		}
+		if err := done(t, ctx, time.Second); !errors.Is(err, ErrTaskEnded) {
+			t.Fatalf("context ended with %v", err)
+		}
+		res, err := admin.GetNode(context.Background(), connect.NewRequest(&governorv1.GetNodeRequest{NodeId: tk.ID()}))
+		if err != nil || res.Msg.Node.State != governorv1.NodeState_NODE_STATE_CANCELLED {
+			t.Fatalf("the node after Cancel: %v, %v", res, err)
+		}
+	})
 	t.Run("deadline", func(t *testing.T) {
 		ctx, _ := task(t, c, Spec{Name: "deadline", Deadline: time.Now().Add(200 * time.Millisecond)})
 		if err := done(t, ctx, 5*time.Second); !errors.Is(err, ErrTaskEnded) {
