@@ -92,6 +92,7 @@ func TestGroupStopsWithItsContext(t *testing.T) {
 	c := dial(t, g.addr)
 	ctx, _ := task(t, c, Spec{Name: "stopped", Limits: map[string]int64{"agents": 1}})
 	ctx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
 	stop := errors.New("stopped by the caller")
 	grp, _ := NewGroup(ctx, ClassAgents)
 	var ran atomic.Int64
