@@ -12,6 +12,7 @@ import (
 
 	"connectrpc.com/connect"
 
+	"governor.dev/governor/internal/config"
 	governorv1 "governor.dev/governor/internal/gen/governor/v1"
 )
 
@@ -116,4 +117,37 @@ func mustRequest(t *testing.T, ctx context.Context, url string) *http.Request {
 		t.Fatal(err)
 	}
 	return req
+}
+
+// 503 answers are reported as overload: governord's adaptive controller of
+// the http class cuts the root's limit.
+func TestTransportReportsOverload(t *testing.T) {
+	cfg := testConfig(t.TempDir())
+	cfg.Root.Limits = map[string]int64{"http": 8}
+	cfg.Adaptive = map[string]config.Adaptive{"http": {Initial: 8, Min: 1, Max: 8, MaxOverloadShare: 0.1, Interval: 50 * time.Millisecond, MinSamples: 5}}
+	g := newGovernordWith(t, cfg)
+	c := dial(t, g.addr)
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		w.WriteHeader(http.StatusServiceUnavailable)
+	}))
+	defer srv.Close()
+	ctx, _ := task(t, c, Spec{Name: "overloaded"})
+	hc := &http.Client{Transport: Transport(nil)}
+	admin := adminAPI(t, g.addr)
+	deadline := time.Now().Add(10 * time.Second)
+	for time.Now().Before(deadline) {
+		resp, err := hc.Do(mustRequest(t, ctx, srv.URL))
+		if err != nil {
+			t.Fatal(err)
+		}
+		_ = resp.Body.Close()
+		res, err := admin.GetNode(context.Background(), connect.NewRequest(&governorv1.GetNodeRequest{NodeId: 1}))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if res.Msg.Node.Classes["http"].GetLimit() < 8 {
+			return
+		}
+	}
+	t.Fatal("the root's http limit did not move after 10s of 503 answers")
 }
