@@ -112,7 +112,8 @@ func (c *Client) Err() error {
 }
 
 // Close ends every task context of the client, stops its goroutines and
-// closes the session, which releases its leases. Calls after Close fail
+// closes the session, which releases its leases. It does not end the tasks
+// on governord: close them first (defer task.Close() after Dial does). Calls after Close fail
 // with ErrClosed. Close is idempotent and returns the first call's result.
 func (c *Client) Close() error {
 	c.closeOnce.Do(func() {

@@ -150,3 +150,21 @@ func denied(d *governorv1.Denial, msg string) *DeniedError {
 	}
 	return e
 }
+
+// budgetError is the last error of a Retry that may not retry again, and
+// why: the retry budget's denial, or the failure to charge it.
+type budgetError struct {
+	last, why error
+}
+
+func (e *budgetError) Error() string {
+	return e.last.Error() + " (not retried: " + e.why.Error() + ")"
+}
+
+func (e *budgetError) Unwrap() []error { return []error{ErrRetryBudget, e.last, e.why} }
+
+// taskEnded is the cause of a task context cancelled because the task
+// ended.
+func taskEnded(name string, id uint64, reason string) error {
+	return fmt.Errorf("%w: task %q (node %d) ended: %s", ErrTaskEnded, name, id, reason)
+}

@@ -76,15 +76,3 @@ func retryable(err error) bool {
 	}
 	return true
 }
-
-// budgetError is the last error of a Retry that may not retry again, and
-// why: the retry budget's denial, or the failure to charge it.
-type budgetError struct {
-	last, why error
-}
-
-func (e *budgetError) Error() string {
-	return e.last.Error() + " (not retried: " + e.why.Error() + ")"
-}
-
-func (e *budgetError) Unwrap() []error { return []error{ErrRetryBudget, e.last, e.why} }

@@ -3,7 +3,6 @@ package governor
 import (
 	"context"
 	"errors"
-	"fmt"
 	"strings"
 	"time"
 
@@ -212,10 +211,4 @@ func (t *Task) finish(what string, call func(ctx context.Context, id string) err
 		return nil
 	}
 	return err
-}
-
-// taskEnded is the cause of a task context cancelled because the task
-// ended.
-func taskEnded(name string, id uint64, reason string) error {
-	return fmt.Errorf("%w: task %q (node %d) ended: %s", ErrTaskEnded, name, id, reason)
 }

@@ -72,6 +72,8 @@ type leasedBody struct {
 	once   sync.Once
 }
 
+var _ io.ReadCloser = (*leasedBody)(nil)
+
 func (b *leasedBody) Close() error {
 	err := b.ReadCloser.Close()
 	b.once.Do(func() { err = errors.Join(err, b.lease.Release(b.report)) })
