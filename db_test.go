@@ -14,6 +14,7 @@ import (
 )
 
 func TestDBTxChargesAndHoldsPerTransaction(t *testing.T) {
+	t.Parallel()
 	g := newGovernord(t)
 	c := dial(t, g.addr)
 	sqlDB, err := sql.Open("sqlite", filepath.Join(t.TempDir(), "app.db")+"?_pragma=busy_timeout(5000)")

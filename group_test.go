@@ -55,6 +55,7 @@ func TestGroupFansOutUnderAnAgentsLease(t *testing.T) {
 }
 
 func TestGroupFirstErrorCancelsTheRest(t *testing.T) {
+	t.Parallel()
 	g := newGovernord(t)
 	c := dial(t, g.addr)
 	ctx, _ := task(t, c, Spec{Name: "fail", Limits: map[string]int64{"agents": 2}})
@@ -80,6 +81,7 @@ func TestGroupFirstErrorCancelsTheRest(t *testing.T) {
 }
 
 func TestGroupWithoutATask(t *testing.T) {
+	t.Parallel()
 	grp, _ := NewGroup(context.Background(), ClassAgents)
 	grp.Go(Spec{Name: "x"}, func(context.Context) error { return nil })
 	if err := grp.Wait(); !errors.Is(err, ErrNoTask) {
@@ -88,6 +90,7 @@ func TestGroupWithoutATask(t *testing.T) {
 }
 
 func TestGroupStopsWithItsContext(t *testing.T) {
+	t.Parallel()
 	g := newGovernord(t)
 	c := dial(t, g.addr)
 	ctx, _ := task(t, c, Spec{Name: "stopped", Limits: map[string]int64{"agents": 1}})

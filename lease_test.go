@@ -13,6 +13,7 @@ import (
 )
 
 func TestLeaseIsAFencingTokenReleasedOnce(t *testing.T) {
+	t.Parallel()
 	g := newGovernord(t)
 	c := dial(t, g.addr)
 	ctx, _ := task(t, c, Spec{Name: "leases", Limits: map[string]int64{"db": 1}})
@@ -56,6 +57,7 @@ func TestLeaseIsAFencingTokenReleasedOnce(t *testing.T) {
 }
 
 func TestLeaseOfAnEndedTaskIsLost(t *testing.T) {
+	t.Parallel()
 	g := newGovernord(t)
 	c := dial(t, g.addr)
 	ctx, tk := task(t, c, Spec{Name: "revoked"})
@@ -78,6 +80,7 @@ func TestLeaseOfAnEndedTaskIsLost(t *testing.T) {
 }
 
 func TestDoReportsLatencyAndOverload(t *testing.T) {
+	t.Parallel()
 	g := newGovernord(t)
 	c := dial(t, g.addr)
 	ctx, tk := task(t, c, Spec{Name: "do"})

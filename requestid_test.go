@@ -72,6 +72,7 @@ func (r *recordingTransport) RoundTrip(req *http.Request) (*http.Response, error
 }
 
 func TestEveryStateChangeCarriesARequestIDAndLostRepliesAreRetried(t *testing.T) {
+	t.Parallel()
 	g := newGovernord(t)
 	rt := &recordingTransport{ids: map[string][]string{}, lose: map[string]bool{"Release": true, "CloseNode": true}}
 	ct := &countingTransport{}

@@ -26,6 +26,7 @@ func nested(ctx context.Context) (int64, error) {
 }
 
 func TestRetryBudgetIsSharedByNestedLoops(t *testing.T) {
+	t.Parallel()
 	g := newGovernord(t)
 	c := dial(t, g.addr)
 
@@ -49,6 +50,7 @@ func TestRetryBudgetIsSharedByNestedLoops(t *testing.T) {
 }
 
 func TestRetryStopsOnFinalErrors(t *testing.T) {
+	t.Parallel()
 	g := newGovernord(t)
 	c := dial(t, g.addr)
 	ctx, tk := task(t, c, Spec{Name: "final"})
@@ -79,6 +81,7 @@ func TestRetryStopsOnFinalErrors(t *testing.T) {
 }
 
 func TestJitterIsCappedAndFull(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		attempt   int
 		base, max time.Duration

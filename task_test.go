@@ -17,6 +17,7 @@ import (
 )
 
 func TestConsumeIsDeniedWithTheCapAndItsLargestConsumer(t *testing.T) {
+	t.Parallel()
 	g := newGovernord(t)
 	c := dial(t, g.addr)
 	ctx, parent := task(t, c, Spec{Name: "crawl", Quotas: map[string]int64{"tool_calls": 5}})
@@ -53,6 +54,7 @@ func TestConsumeIsDeniedWithTheCapAndItsLargestConsumer(t *testing.T) {
 }
 
 func TestErrorsMatchTheirSentinels(t *testing.T) {
+	t.Parallel()
 	g := newGovernord(t)
 	c := dial(t, g.addr)
 	ctx, _ := task(t, c, Spec{Name: "t"})
@@ -88,6 +90,7 @@ func TestErrorsMatchTheirSentinels(t *testing.T) {
 }
 
 func TestTaskContextEndsWithTheTask(t *testing.T) {
+	t.Parallel()
 	g := newGovernord(t)
 	c := dial(t, g.addr)
 	admin := adminAPI(t, g.addr)
@@ -178,6 +181,7 @@ func h2cClient(rt *countingTransport) *http.Client {
 }
 
 func TestOneWatchStreamFollowsEveryTask(t *testing.T) {
+	t.Parallel()
 	g := newGovernord(t)
 	rt := &countingTransport{}
 	c := dial(t, g.addr, WithHTTPClient(h2cClient(rt)))

@@ -17,6 +17,7 @@ import (
 )
 
 func TestTransportChargesAndHoldsPerRequest(t *testing.T) {
+	t.Parallel()
 	g := newGovernord(t)
 	c := dial(t, g.addr)
 	var inflight, most atomic.Int64
@@ -83,6 +84,7 @@ func TestTransportChargesAndHoldsPerRequest(t *testing.T) {
 }
 
 func TestTransportMaxHoldFreesALeakedBody(t *testing.T) {
+	t.Parallel()
 	g := newGovernord(t)
 	c := dial(t, g.addr)
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { _, _ = io.WriteString(w, "ok") }))
@@ -122,6 +124,7 @@ func mustRequest(t *testing.T, ctx context.Context, url string) *http.Request {
 // 503 answers are reported as overload: governord's adaptive controller of
 // the http class cuts the root's limit.
 func TestTransportReportsOverload(t *testing.T) {
+	t.Parallel()
 	cfg := testConfig(t.TempDir())
 	cfg.Root.Limits = map[string]int64{"http": 8}
 	cfg.Adaptive = map[string]config.Adaptive{"http": {Initial: 8, Min: 1, Max: 8, MaxOverloadShare: 0.1, Interval: 50 * time.Millisecond, MinSamples: 5}}
