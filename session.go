@@ -42,7 +42,7 @@ func (c *Client) sessionLoop(ctx context.Context, lastSent time.Time) {
 			case err == nil:
 				lastSent = sent
 				watchdog.Reset(time.Until(lastSent.Add(failAfter)))
-				c.checkUnwatched(ctx)
+				c.checkUnwatched(ctx, lastSent.Add(failAfter))
 			case errors.Is(err, ErrSessionLost):
 				c.lose(err)
 				return
@@ -62,8 +62,11 @@ func (c *Client) heartbeat(ctx context.Context, giveUp time.Time) error {
 
 // checkUnwatched asks governord about the tasks the watch stream has not
 // reported since it was last opened: after governord restarts, the stream
-// no longer follows nodes created before the restart.
-func (c *Client) checkUnwatched(ctx context.Context) {
+// no longer follows nodes created before the restart. It gives up by
+// giveUp, so that the watchdog is never held up.
+func (c *Client) checkUnwatched(ctx context.Context, giveUp time.Time) {
+	ctx, cancel := context.WithDeadline(ctx, giveUp)
+	defer cancel()
 	for _, t := range c.unwatched() {
 		res, err := c.api.GetNode(ctx, connect.NewRequest(&governorv1.GetNodeRequest{NodeId: t.id}))
 		if err != nil {
