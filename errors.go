@@ -10,8 +10,11 @@ import (
 	governorv1 "governor.dev/governor/internal/gen/governor/v1"
 )
 
-// Sentinels for errors.Is. Every error the SDK returns from a call to
-// governord matches exactly one of the first nine.
+// Sentinels for errors.Is. A call that governord refuses, or that does not
+// reach it, fails with an error matching exactly one of the first nine. A
+// call cut short by its context fails with the context's cause, which is
+// ErrTaskEnded, ErrSessionLost or ErrClosed when the task or the client
+// ended.
 var (
 	// ErrDenied: a quota on the task's chain is spent. The error is a
 	// *DeniedError naming the cap that was hit.
@@ -74,7 +77,12 @@ type Consumer struct {
 	Used   int64
 }
 
-func (e *DeniedError) Error() string { return e.msg }
+func (e *DeniedError) Error() string {
+	if e.msg != "" {
+		return e.msg
+	}
+	return fmt.Sprintf("the %s budget of %q is spent (%d of %d used, %d more asked)", e.Resource, e.NodeName, e.Used, e.Limit, e.Requested)
+}
 
 // Is makes errors.Is(err, ErrDenied) true.
 func (e *DeniedError) Is(target error) bool { return target == ErrDenied }
