@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net/http"
 	"sync"
 	"time"
 
@@ -128,4 +129,19 @@ func dropRun(ctx context.Context, e *env, sz Sizes, s settings) (_ Counts, limit
 		return Counts{}, 0, err
 	}
 	return last, root.Classes[dropClass].GetLimit(), errors.Join(sess.cancel(ctx, node), sess.close(ctx))
+}
+
+// governedRequest is one request under a lease of class, released with the
+// latency and whether the service shed it.
+func governedRequest(ctx context.Context, s *session, node uint64, class string, hc *http.Client, url string) error {
+	lease, err := s.acquire(ctx, node, class)
+	if err != nil {
+		return err
+	}
+	start := time.Now()
+	served, err := call(ctx, hc, url)
+	if rerr := s.release(context.WithoutCancel(ctx), lease, time.Since(start), !served); err == nil {
+		err = rerr
+	}
+	return err
 }

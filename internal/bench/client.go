@@ -8,6 +8,7 @@ import (
 	"connectrpc.com/connect"
 	"google.golang.org/protobuf/types/known/durationpb"
 
+	"governor.dev/governor"
 	governorv1 "governor.dev/governor/internal/gen/governor/v1"
 	"governor.dev/governor/internal/gen/governor/v1/governorv1connect"
 )
@@ -40,6 +41,13 @@ func (t *target) session(ctx context.Context, ttl time.Duration) (*session, erro
 		return nil, err
 	}
 	return s, nil
+}
+
+// dial connects the SDK to t with the admin key: its tasks are made under
+// the root.
+func (t *target) dial(ctx context.Context) (*governor.Client, error) {
+	return governor.Dial(ctx, governor.WithAddr(t.conn.Addr), governor.WithAPIKey(t.adminKey),
+		governor.WithHTTPClient(t.conn.HTTPClient), governor.WithClientName("govbench"))
 }
 
 // node creates a child of parent (1 is the root) and returns its id.

@@ -2,13 +2,14 @@ package bench
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net/http"
 	"sync"
 	"sync/atomic"
 	"time"
 
-	governorv1 "governor.dev/governor/internal/gen/governor/v1"
+	"governor.dev/governor"
 )
 
 // FanoutResult is the runaway fan-out: the same task tree without and with
@@ -34,7 +35,7 @@ func (r *FanoutResult) Table() Table {
 			{"peak concurrency at the service", n(r.Without.Peak), n(r.With.Peak)},
 			{"requests refused by the budget", "0", n(r.Refused)},
 		},
-		Notes: []string{"With governor each request spends one unit of the run's http budget and holds one of its http leases (the pool is the service's capacity)."},
+		Notes: []string{"With governor each request goes through the SDK's Transport: one unit of the run's http budget, and one of its http leases (the pool is the service's capacity) until the response is read."},
 	}
 }
 
@@ -49,7 +50,7 @@ func treeSize(width, depth int) int {
 	return total
 }
 
-func runFanout(ctx context.Context, e *env) (Result, error) {
+func runFanout(ctx context.Context, e *env) (_ Result, err error) {
 	sz := e.Sizes
 	r := &FanoutResult{Tasks: treeSize(sz.FanWidth, sz.FanDepth), Budget: sz.FanBudget, Capacity: sz.FanCapacity}
 	r.Wanted = int64(r.Tasks * sz.FanRequests)
@@ -61,104 +62,105 @@ func runFanout(ctx context.Context, e *env) (Result, error) {
 	hc := newHTTPClient()
 	// Without governor: every task makes its requests, whatever the service
 	// says.
-	spawn(sz.FanWidth, sz.FanDepth, 0, func(int, uint64) uint64 { return 0 }, func(uint64) {
+	none := func(struct{}, int) (struct{}, func() error, error) {
+		return struct{}{}, func() error { return nil }, nil
+	}
+	if err := spawn(sz.FanWidth, sz.FanDepth, struct{}{}, none, func(struct{}) error {
 		for range sz.FanRequests {
-			_, _ = call(ctx, hc, svc.URL())
+			if _, err := call(ctx, hc, svc.URL()); err != nil {
+				return err
+			}
 		}
-	})
+		return nil
+	}); err != nil {
+		return nil, err
+	}
 	r.Without = svc.Counts()
 	svc.Reset()
 
+	// With governor: the same tree as tasks of a run with a budget and a
+	// pool, each request through the SDK's Transport.
 	t, err := e.governord(ctx, settings{})
 	if err != nil {
 		return nil, err
 	}
-	defer t.close()
-	s, err := t.session(ctx, 30*time.Second)
+	defer func() { err = errors.Join(err, t.close()) }()
+	c, err := t.dial(ctx)
 	if err != nil {
 		return nil, err
 	}
-	defer s.close(context.WithoutCancel(ctx))
-	run, err := s.node(ctx, 1, &governorv1.NodeSpec{Name: t.name("fanout"),
-		Quotas: map[string]int64{"http": sz.FanBudget}, Limits: map[string]int64{"http": sz.FanCapacity}})
+	defer func() { err = errors.Join(err, c.Close()) }()
+	rctx, run, err := c.NewTask(ctx, governor.Spec{Name: t.name("fanout"),
+		Quotas: map[string]int64{governor.ResourceHTTP: sz.FanBudget}, Limits: map[string]int64{governor.ClassHTTP: sz.FanCapacity}})
 	if err != nil {
 		return nil, err
 	}
-	defer s.cancel(context.WithoutCancel(ctx), run)
+	defer func() { err = errors.Join(err, run.Close()) }()
+	ghc := &http.Client{Transport: governor.Transport(hc.Transport)}
 	var refusedN atomic.Int64
-	var firstErr error
-	var errOnce sync.Once
-	fail := func(err error) { errOnce.Do(func() { firstErr = err }) }
-	spawn(sz.FanWidth, sz.FanDepth, run, func(i int, parent uint64) uint64 {
-		id, err := s.node(ctx, parent, &governorv1.NodeSpec{Name: fmt.Sprintf("task-%d", i)})
+	subtask := func(parent context.Context, i int) (context.Context, func() error, error) {
+		ctx, task, err := governor.NewTask(parent, governor.Spec{Name: fmt.Sprint("task-", i)})
 		if err != nil {
-			fail(err)
+			return nil, nil, err
 		}
-		return id
-	}, func(task uint64) {
-		if task == 0 { // its node was not made: the error is already kept
-			return
-		}
+		return ctx, task.Close, nil
+	}
+	if err := spawn(sz.FanWidth, sz.FanDepth, rctx, subtask, func(ctx context.Context) error {
 		for range sz.FanRequests {
-			switch err := governedCall(ctx, s, task, hc, svc.URL()); {
-			case refused(err):
+			_, err := call(ctx, ghc, svc.URL())
+			switch {
+			case errors.Is(err, governor.ErrDenied):
 				refusedN.Add(1)
 			case err != nil:
-				fail(err)
+				return err
 			}
 		}
-	})
-	if firstErr != nil {
-		return nil, firstErr
+		return nil
+	}); err != nil {
+		return nil, err
 	}
 	r.With, r.Refused = svc.Counts(), refusedN.Load()
 	return r, nil
 }
 
-// spawn runs a task tree: the first task under root, each task making width
-// children (made with child, which gets the child's index and the parent)
-// down to depth levels, every task doing work once its children have
-// started. It returns when every task is done.
-func spawn(width, depth int, root uint64, child func(int, uint64) uint64, work func(uint64)) {
-	var wg sync.WaitGroup
+// spawn runs a task tree: the first task under root, each task starting
+// width children down to depth levels below the first. start makes a task
+// under its parent and returns it with the function that ends it; work is
+// what each task does while its children run. A task ends once its work and
+// its children are done. spawn returns the first error once every task has
+// ended.
+func spawn[T any](width, depth int, root T, start func(parent T, i int) (T, func() error, error), work func(T) error) error {
+	var mu sync.Mutex
+	var first error
+	keep := func(err error) {
+		mu.Lock()
+		defer mu.Unlock()
+		if first == nil {
+			first = err
+		}
+	}
 	var next atomic.Int64
-	var task func(id uint64, level int)
-	task = func(id uint64, level int) {
-		defer wg.Done()
+	var task func(parent T, level, i int)
+	task = func(parent T, level, i int) {
+		self, end, err := start(parent, i)
+		if err != nil {
+			keep(err)
+			return
+		}
+		var kids sync.WaitGroup
 		if level < depth {
 			for range width {
-				kid := child(int(next.Add(1)), id)
-				wg.Add(1)
-				go task(kid, level+1)
+				kids.Go(func() { task(self, level+1, int(next.Add(1))) })
 			}
 		}
-		work(id)
+		if err := work(self); err != nil {
+			keep(err)
+		}
+		kids.Wait()
+		if err := end(); err != nil {
+			keep(err)
+		}
 	}
-	wg.Add(1)
-	go task(child(0, root), 0)
-	wg.Wait()
-}
-
-// governedCall is one request as a governed client makes it: one unit of
-// the http budget, then the request under an http lease.
-func governedCall(ctx context.Context, s *session, node uint64, hc *http.Client, url string) error {
-	if err := s.consume(ctx, node, "http", 1, ""); err != nil {
-		return err
-	}
-	return governedRequest(ctx, s, node, "http", hc, url)
-}
-
-// governedRequest is one request under a lease of class, released with the
-// latency and whether the service shed it.
-func governedRequest(ctx context.Context, s *session, node uint64, class string, hc *http.Client, url string) error {
-	lease, err := s.acquire(ctx, node, class)
-	if err != nil {
-		return err
-	}
-	start := time.Now()
-	served, err := call(ctx, hc, url)
-	if rerr := s.release(context.WithoutCancel(ctx), lease, time.Since(start), !served); err == nil {
-		err = rerr
-	}
-	return err
+	task(root, 0, 0)
+	return first
 }

@@ -7,7 +7,7 @@ import (
 	"sync"
 	"time"
 
-	governorv1 "governor.dev/governor/internal/gen/governor/v1"
+	"governor.dev/governor"
 )
 
 // RetryResult is the retry storm: operations that retry at three layers
@@ -35,28 +35,30 @@ func (r *RetryResult) Table() Table {
 	}
 }
 
-// errRefused stops a retry loop whose budget is spent.
-var errRefused = errors.New("retry budget spent")
-
-// nested runs do in layers nested loops of attempts each. Before every
-// attempt but a loop's first it asks retry, which may refuse; a refusal ends
-// every loop.
-func nested(layers, attempts int, retry func() error, do func() error) error {
+// nested runs do in layers nested loops of attempts each, with nothing to
+// bound them: the retry storm without governor.
+func nested(layers, attempts int, do func() error) error {
 	if layers == 0 {
 		return do()
 	}
 	var err error
-	for a := range attempts {
-		if a > 0 {
-			if rerr := retry(); rerr != nil {
-				return errors.Join(err, rerr)
-			}
-		}
-		if err = nested(layers-1, attempts, retry, do); err == nil || errors.Is(err, errRefused) {
-			return err
+	for range attempts {
+		if err = nested(layers-1, attempts, do); err == nil {
+			return nil
 		}
 	}
 	return err
+}
+
+// governedNested is the same loops, each a governor.Retry: every retry at
+// any layer spends one unit of the task's retry budget.
+func governedNested(ctx context.Context, layers, attempts int, do func() error) error {
+	if layers == 0 {
+		return do()
+	}
+	return governor.Retry(ctx, func(ctx context.Context) error {
+		return governedNested(ctx, layers-1, attempts, do)
+	}, governor.Attempts(attempts), governor.Backoff(time.Millisecond, time.Millisecond))
 }
 
 func runRetry(ctx context.Context, e *env) (_ Result, err error) {
@@ -75,7 +77,7 @@ func runRetry(ctx context.Context, e *env) (_ Result, err error) {
 		}
 		return err
 	}
-	storm(sz.RetryOps, func(int) { _ = nested(sz.RetryLayers, sz.RetryAttempts, func() error { return nil }, request) })
+	storm(sz.RetryOps, func(int) { _ = nested(sz.RetryLayers, sz.RetryAttempts, request) })
 	r.Without = svc.Counts().Sent()
 	svc.Reset()
 
@@ -84,31 +86,28 @@ func runRetry(ctx context.Context, e *env) (_ Result, err error) {
 		return nil, err
 	}
 	defer func() { err = errors.Join(err, t.close()) }()
-	s, err := t.session(ctx, 30*time.Second)
+	c, err := t.dial(ctx)
 	if err != nil {
 		return nil, err
 	}
-	defer func() { err = errors.Join(err, s.close(context.WithoutCancel(ctx))) }()
-	run, err := s.node(ctx, 1, &governorv1.NodeSpec{Name: t.name("retry"), Quotas: map[string]int64{"retry": sz.RetryBudget}})
+	defer func() { err = errors.Join(err, c.Close()) }()
+	rctx, run, err := c.NewTask(ctx, governor.Spec{Name: t.name("retry"), Quotas: map[string]int64{governor.ResourceRetry: sz.RetryBudget}})
 	if err != nil {
 		return nil, err
 	}
-	defer func() { err = errors.Join(err, s.cancel(context.WithoutCancel(ctx), run)) }()
+	defer func() { err = errors.Join(err, run.Close()) }()
 	var mu sync.Mutex
 	var failure error
 	storm(sz.RetryOps, func(i int) {
-		op, err := s.node(ctx, run, &governorv1.NodeSpec{Name: fmt.Sprint("op-", i)})
+		octx, op, err := governor.NewTask(rctx, governor.Spec{Name: fmt.Sprint("op-", i)})
 		if err == nil {
-			err = nested(sz.RetryLayers, sz.RetryAttempts, func() error {
-				switch err := s.consume(ctx, op, "retry", 1, ""); {
-				case refused(err):
-					return errRefused
-				default:
-					return err
-				}
-			}, request)
+			err = governedNested(octx, sz.RetryLayers, sz.RetryAttempts, request)
+			if errors.Is(err, governor.ErrRetryBudget) || errors.Is(err, ErrDownstream) {
+				err = nil // how a storm against a down service ends
+			}
+			err = errors.Join(err, op.Close())
 		}
-		if err != nil && !errors.Is(err, errRefused) && !errors.Is(err, ErrDownstream) {
+		if err != nil {
 			mu.Lock()
 			failure = err
 			mu.Unlock()
