@@ -38,9 +38,9 @@ type Downstream struct {
 
 // Counts are what a Downstream has seen since it started or was last Reset.
 type Counts struct {
-	Served int64 // answered 200
-	Shed   int64 // answered 503
-	Peak   int64 // most requests in the service at once, shed ones included
+	Served int64 `json:"served"` // answered 200
+	Shed   int64 `json:"shed"`   // answered 503
+	Peak   int64 `json:"peak"`   // most requests in the service at once, shed ones included
 }
 
 // Sent is every request the service received.
