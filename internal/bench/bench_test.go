@@ -2,9 +2,11 @@ package bench
 
 import (
 	"context"
+	"regexp"
 	"testing"
 	"time"
 
+	"governor.dev/governor/internal/clientconn"
 	"governor.dev/governor/internal/pgtest"
 )
 
@@ -152,5 +154,34 @@ func checkOverhead(t *testing.T, r *OverheadResult) {
 		if rec.Consume <= 0 || rec.AcquireRel <= 0 || rec.Throughput <= 0 {
 			t.Errorf("%s: %+v", rec.Record, rec)
 		}
+	}
+}
+
+// TestAgainstAddr runs scenarios against a governord given by address, as
+// -addr does: those that need one of their own are skipped, not failed.
+func TestAgainstAddr(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	remote, err := startInProcess(ctx, settings{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer remote.close()
+	conn := clientconn.Config{Addr: remote.conn.Addr}
+	opts := Options{Remote: &conn, AdminKey: remote.adminKey, MetricsURL: remote.metricsURL, Dir: t.TempDir(), Sizes: Reduced()}
+	reports, err := Run(ctx, opts, regexp.MustCompile("^(flooded|capacity)$"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(reports) != 2 {
+		t.Fatalf("%d reports, want flooded and capacity", len(reports))
+	}
+	if r := reports[0]; r.Scenario != "capacity" || r.Skipped == "" || r.Error != "" {
+		t.Errorf("capacity against an address: %+v, want skipped", r)
+	}
+	if r := reports[1]; r.Error != "" {
+		t.Errorf("flooded against an address: %s", r.Error)
+	} else {
+		checkFlooded(t, r.Result.(*FloodedResult))
 	}
 }

@@ -84,7 +84,7 @@ func dropRun(ctx context.Context, e *env, sz Sizes, s settings) (_ Counts, limit
 		return Counts{}, 0, err
 	}
 	defer func() { err = errors.Join(err, t.close()) }()
-	sess, err := t.session(ctx, 30*time.Second)
+	sess, err := t.session(ctx, sessionTTL)
 	if err != nil {
 		return Counts{}, 0, err
 	}

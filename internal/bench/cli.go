@@ -119,9 +119,12 @@ func cliOptions(addr, adminKey, metricsURL, pgURL, run string) (Options, *regexp
 func print(reports []Report, asJSON bool, stdout, stderr io.Writer) int {
 	code := ExitOK
 	for _, r := range reports {
-		if r.Error != "" {
+		switch {
+		case r.Error != "":
 			code = ExitFailure
 			fmt.Fprintf(stderr, "govbench: %s failed: %s\n", r.Scenario, r.Error)
+		case r.Skipped != "":
+			fmt.Fprintf(stderr, "govbench: %s skipped: %s\n", r.Scenario, r.Skipped)
 		}
 	}
 	if asJSON {

@@ -13,6 +13,10 @@ import (
 	"governor.dev/governor/internal/gen/governor/v1/governorv1connect"
 )
 
+// sessionTTL is the TTL of the scenarios' sessions, which send no
+// heartbeats: longer than any scenario runs.
+const sessionTTL = 10 * time.Minute
+
 // session is a session opened with the admin key: its scope is the root, so
 // it may make tenants, set the root's caps and act anywhere. Safe for
 // concurrent use.

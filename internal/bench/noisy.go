@@ -208,7 +208,7 @@ var (
 // newGovernedPool sets the root's limit on a new class to slots and makes
 // the tenants.
 func newGovernedPool(ctx context.Context, t *target, name string, slots, tenants int) (*governedPool, error) {
-	s, err := t.session(ctx, 30*time.Second)
+	s, err := t.session(ctx, sessionTTL)
 	if err != nil {
 		return nil, err
 	}

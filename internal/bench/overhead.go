@@ -77,7 +77,7 @@ func overheadOn(ctx context.Context, sz Sizes, dbURL string) (_ OverheadTimes, e
 		return out, err
 	}
 	defer func() { err = errors.Join(err, t.close()) }()
-	s, err := t.session(ctx, time.Minute)
+	s, err := t.session(ctx, sessionTTL)
 	if err != nil {
 		return out, err
 	}

@@ -174,7 +174,7 @@ type chargers struct {
 }
 
 func newChargers(ctx context.Context, t *target, sz Sizes) (*chargers, error) {
-	s, err := t.session(ctx, time.Minute)
+	s, err := t.session(ctx, sessionTTL)
 	if err != nil {
 		return nil, err
 	}

@@ -63,6 +63,7 @@ type Report struct {
 	Scenario string        `json:"scenario"`
 	Result   Result        `json:"result,omitempty"`
 	Error    string        `json:"error,omitempty"`
+	Skipped  string        `json:"skipped,omitempty"` // why it cannot run against -addr
 	Took     time.Duration `json:"took_ns"`
 }
 
@@ -89,7 +90,10 @@ func Run(ctx context.Context, opts Options, only *regexp.Regexp) ([]Report, erro
 		start := time.Now()
 		res, err := sc.run(ctx, e)
 		r := Report{Scenario: sc.Name, Result: res, Took: time.Since(start)}
-		if err != nil {
+		switch {
+		case errors.Is(err, ErrNeedsOwnGovernord):
+			r.Skipped = err.Error()
+		case err != nil:
 			r.Error = err.Error()
 		}
 		out = append(out, r)
