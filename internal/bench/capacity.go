@@ -37,9 +37,9 @@ func (r *CapacityResult) Table() Table {
 			r.Workers, r.For, r.From, r.To),
 		Columns: []string{"in the last third", "fixed limit", "adaptive limit"},
 		Rows: [][]string{
-			{"requests shed", n(r.Fixed.Shed), n(r.Adaptive.Shed)},
-			{"requests served", n(r.Fixed.Served), n(r.Adaptive.Served)},
-			{"limit at the end", n(r.From), n(r.LimitAtEnd)},
+			{"requests shed", num(r.Fixed.Shed), num(r.Adaptive.Shed)},
+			{"requests served", num(r.Fixed.Served), num(r.Adaptive.Served)},
+			{"limit at the end", num(r.From), num(r.LimitAtEnd)},
 		},
 		Notes: []string{fmt.Sprintf("Each worker holds one %s lease per request and reports its latency and whether it was shed; the adaptive controller cuts to 70%% above a p95 of %s or 10%% shed, else adds one, every %s.",
 			dropClass, dropTarget, dropInterval)},

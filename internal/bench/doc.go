@@ -10,7 +10,7 @@
 // governord as a process of its own, so that it can be killed with SIGKILL.
 // The scenarios reach governord through its API only, with the admin key:
 // each makes its tenants, pools and budgets under the root, under names of
-// its own, and removes them when done.
+// its own, and ends them (and removes the pools' limits) when done.
 //
 // Counts (requests sent with governord, grants, refusals, charges) are the
 // same from run to run; timings, and what the service sheds when nothing

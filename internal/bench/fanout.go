@@ -30,10 +30,10 @@ func (r *FanoutResult) Table() Table {
 			r.Tasks, r.Wanted, r.Capacity, r.Budget),
 		Columns: []string{"metric", "without governor", "with governor"},
 		Rows: [][]string{
-			{"requests sent", n(r.Without.Sent()), n(r.With.Sent())},
-			{"requests shed by the service", n(r.Without.Shed), n(r.With.Shed)},
-			{"peak concurrency at the service", n(r.Without.Peak), n(r.With.Peak)},
-			{"requests refused by the budget", "0", n(r.Refused)},
+			{"requests sent", num(r.Without.Sent()), num(r.With.Sent())},
+			{"requests shed by the service", num(r.Without.Shed), num(r.With.Shed)},
+			{"peak concurrency at the service", num(r.Without.Peak), num(r.With.Peak)},
+			{"requests refused by the budget", "0", num(r.Refused)},
 		},
 		Notes: []string{"With governor each request goes through the SDK's Transport: one unit of the run's http budget, and one of its http leases (the pool is the service's capacity) until the response is read."},
 	}

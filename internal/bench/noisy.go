@@ -38,7 +38,7 @@ func (r *NoisyResult) Table() Table {
 			{"tenant B's p95 wait", ms(r.FIFO.BP95Wait), ms(r.Fair.BP95Wait)},
 			{"tenant B's finish time", ms(r.FIFO.BFinish), ms(r.Fair.BFinish)},
 			{"tenant A's finish time", ms(r.FIFO.AFinish), ms(r.Fair.AFinish)},
-			{"A's grants after B queued, before B's last", n(int64(r.FIFO.AGrantsBeforeB)), n(int64(r.Fair.AGrantsBeforeB))},
+			{"A's grants after B queued, before B's last", num(int64(r.FIFO.AGrantsBeforeB)), num(int64(r.Fair.AGrantsBeforeB))},
 		},
 		Notes: []string{fmt.Sprintf("Fair share: with equal weights B waits for at most one A grant per B grant, so at most %d, plus the %d slots A held when B arrived.", r.BJobs, r.Slots)},
 	}

@@ -39,7 +39,7 @@ func (r *OverheadResult) Table() Table {
 			t.Rows = append(t.Rows, []string{rec.Record, "skipped: " + rec.Skipped, "", ""})
 			continue
 		}
-		t.Rows = append(t.Rows, []string{rec.Record, us(rec.Consume), us(rec.AcquireRel), fmt.Sprintf("%s per second", n(int64(rec.Throughput)))})
+		t.Rows = append(t.Rows, []string{rec.Record, us(rec.Consume), us(rec.AcquireRel), fmt.Sprintf("%s per second", num(int64(rec.Throughput)))})
 	}
 	return t
 }

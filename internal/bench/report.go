@@ -54,11 +54,11 @@ func us(d time.Duration) string {
 	return fmt.Sprintf("%.0f µs", float64(d)/float64(time.Microsecond))
 }
 
-// n prints a count with thousands separators.
-func n(v int64) string {
+// num prints a count with thousands separators.
+func num(v int64) string {
 	s := fmt.Sprint(v)
 	if v < 0 {
-		return "-" + n(-v)
+		return "-" + num(-v)
 	}
 	for i := len(s) - 3; i > 0; i -= 3 {
 		s = s[:i] + "," + s[i:]

@@ -47,8 +47,8 @@ func (r *RestartResult) Table() Table {
 			t.Rows = append(t.Rows, []string{run.Record, "skipped: " + run.Skipped, "", "", "", ""})
 			continue
 		}
-		t.Rows = append(t.Rows, []string{run.Record, ms(run.Downtime), n(run.RefusedWhileDown),
-			n(run.Acknowledged), n(run.OnRecord), fmt.Sprintf("session %s, lease %s", valid(run.SessionValid), valid(run.LeaseValid))})
+		t.Rows = append(t.Rows, []string{run.Record, ms(run.Downtime), num(run.RefusedWhileDown),
+			num(run.Acknowledged), num(run.OnRecord), fmt.Sprintf("session %s, lease %s", valid(run.SessionValid), valid(run.LeaseValid))})
 	}
 	return t
 }

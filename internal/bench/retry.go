@@ -29,7 +29,7 @@ func (r *RetryResult) Table() Table {
 		Columns: []string{"metric", "without governor", "with governor"},
 		Rows: [][]string{
 			{"requests per operation", per(r.Without), per(r.With)},
-			{"requests in all", n(r.Without), n(r.With)},
+			{"requests in all", num(r.Without), num(r.With)},
 		},
 		Notes: []string{"With governor every retry, at any layer, first spends one unit of the run's retry budget; the first attempt of a loop is free."},
 	}
