@@ -127,4 +127,3 @@ func applyDefaults(d *governorv1.Defaults, clear bool, edits []defaultEdit) *gov
 	}
 	return out
 }
-

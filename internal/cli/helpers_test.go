@@ -212,3 +212,18 @@ func mustContain(t *testing.T, r result, code int, parts ...string) {
 		}
 	}
 }
+
+// leaseOn finds the one lease held on node by reading the tools class's
+// holders through Validate of recent ids: the lease ids are the largest
+// ids issued, so it walks down from the newest node id.
+func leaseOn(t *testing.T, a *admin, node uint64) uint64 {
+	t.Helper()
+	for id := node + 20; id > node; id-- {
+		res, err := a.api.Validate(context.Background(), connect.NewRequest(&governorv1.ValidateRequest{LeaseId: id}))
+		if err == nil && res.Msg.GetValid() && res.Msg.GetLease().GetNodeId() == node {
+			return id
+		}
+	}
+	t.Fatalf("no lease held on node %d", node)
+	return 0
+}
