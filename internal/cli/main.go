@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -32,7 +33,7 @@ func Main(args []string, sys IO) (code int) {
 		}
 	}()
 	root := newRoot(sys)
-	root.SetArgs(args)
+	root.SetArgs(singleDash(args))
 	err := root.ExecuteContext(context.Background())
 	if err != nil {
 		fmt.Fprintln(sys.Stderr, "governor: "+message(err))
@@ -71,4 +72,16 @@ func args(check cobra.PositionalArgs) cobra.PositionalArgs {
 		}
 		return nil
 	}
+}
+
+// singleDash accepts governord's spelling -config FILE for --config FILE.
+func singleDash(args []string) []string {
+	out := make([]string, len(args))
+	for i, a := range args {
+		if a == "-config" || strings.HasPrefix(a, "-config=") {
+			a = "-" + a
+		}
+		out[i] = a
+	}
+	return out
 }

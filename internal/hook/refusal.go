@@ -34,7 +34,7 @@ func describe(err error) string {
 	case errors.Is(err, ErrInput):
 		return "the hook could not use the CLI's payload: " + sentence(err.Error()) + " The hook is misconfigured."
 	case errors.Is(err, clientconn.ErrConfig):
-		return "the connection settings are unusable: " + sentence(err.Error())
+		return "the connection settings are unusable: " + sentence(strings.TrimPrefix(err.Error(), clientconn.ErrConfig.Error()+": "))
 	case errors.Is(err, ErrState):
 		return "the hook's state directory is unusable: " + sentence(err.Error())
 	case errors.Is(err, context.DeadlineExceeded), errors.Is(err, context.Canceled):
