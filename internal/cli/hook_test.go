@@ -3,6 +3,7 @@ package cli_test
 import (
 	"fmt"
 	"net"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -278,5 +279,36 @@ func TestHookKilledCLILeaksNothingPastTheHold(t *testing.T) {
 	}
 	if entries, _ := filepath.Glob(filepath.Join(state, "*.lease")); len(entries) != 1 {
 		t.Fatalf("lease files: %v, want the third tool's only", entries)
+	}
+}
+
+func TestHookWatchdogRefusesWhenTheCLINeverClosesStandardInput(t *testing.T) {
+	d := startGovernord(t, testConfig(""))
+	cmd := exec.Command(governorBinary(t), hookArgs("claude", t.TempDir(), "--timeout", "1s")...)
+	cmd.Env = append([]string{"HOME=" + t.TempDir()}, envFor(d, teamAKey)...)
+	stdin, err := cmd.StdinPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer stdin.Close()
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	// Half a payload, and standard input stays open.
+	if _, err := stdin.Write([]byte(`{"session_id": "s", `)); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	select {
+	case <-done:
+	case <-time.After(20 * time.Second):
+		_ = cmd.Process.Kill()
+		t.Fatal("the hook still waits for its input 20s after its 1s timeout")
+	}
+	if code := cmd.ProcessState.ExitCode(); code != 2 || !strings.Contains(stderr.String(), "did not decide within --timeout 1s") {
+		t.Fatalf("exit %d, stderr %q", code, stderr.String())
 	}
 }
