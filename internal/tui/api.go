@@ -8,6 +8,7 @@ import (
 	tea "github.com/charmbracelet/bubbletea"
 
 	governorv1 "governor.dev/governor/internal/gen/governor/v1"
+	"governor.dev/governor/internal/gen/governor/v1/governorv1connect"
 )
 
 // API is the part of governord's service the screen calls, with a session
@@ -20,6 +21,8 @@ type API interface {
 	CancelNode(context.Context, *connect.Request[governorv1.CancelNodeRequest]) (*connect.Response[governorv1.CancelNodeResponse], error)
 	Heartbeat(context.Context, *connect.Request[governorv1.HeartbeatRequest]) (*connect.Response[governorv1.HeartbeatResponse], error)
 }
+
+var _ API = governorv1connect.GovernorServiceClient(nil)
 
 // callTimeout bounds each call the screen makes.
 const callTimeout = 5 * time.Second
