@@ -3,8 +3,10 @@ package cli_test
 import (
 	"fmt"
 	"net"
+	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -154,6 +156,10 @@ func TestHookRefusesOnBadSettings(t *testing.T) {
 	d := startGovernord(t, testConfig(""))
 	good := payload(t, "claude/pre_tool_use.json", "s", "t1", "")
 	addr := clientconn.EnvAddr + "=" + d.Addr().String()
+	notDir := filepath.Join(t.TempDir(), "file")
+	if err := os.WriteFile(notDir, nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
 	cases := []struct {
 		name  string
 		env   []string
@@ -175,6 +181,7 @@ func TestHookRefusesOnBadSettings(t *testing.T) {
 		{"bad ttl", envFor(d, teamAKey), good, []string{"hook", "--source", "claude", "--ttl", "-1h"}, "--ttl is -1h0m0s"},
 		{"hold past the session range", envFor(d, teamBKey), good, []string{"hook", "--source", "claude", "--max-concurrent-tools", "2", "--max-hold", "2h"}, "ttl must be between 1s and 1h"},
 		{"unknown flag", envFor(d, teamAKey), good, []string{"hook", "--source", "claude", "--budget", "3"}, "unknown flag: --budget"},
+		{"state dir is a file", envFor(d, teamBKey), good, []string{"hook", "--source", "claude", "--max-concurrent-tools", "1", "--state-dir", notDir}, "the hook's state directory is unusable"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -182,7 +189,10 @@ func TestHookRefusesOnBadSettings(t *testing.T) {
 			if args == nil {
 				args = []string{"hook", "--source", "claude"}
 			}
-			r := governor(t, c.env, c.stdin, append(args, "--state-dir", t.TempDir())...)
+			if !slices.Contains(args, "--state-dir") {
+				args = append(args, "--state-dir", t.TempDir())
+			}
+			r := governor(t, c.env, c.stdin, args...)
 			mustContain(t, r, 2, c.want)
 			if strings.TrimSpace(r.stderr) == "" {
 				t.Fatalf("refusal without a reason on standard error\n%s", r)

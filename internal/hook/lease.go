@@ -67,10 +67,12 @@ func (r *Runner) acquire(ctx context.Context, target *governorv1.NodeInfo, in In
 	if hu := res.Msg.GetLease().GetHoldUntil(); hu != nil {
 		until = hu.AsTime()
 	}
-	r.keep = true
+	// Without its file PostToolUse could not release the lease: the
+	// session is then closed, which releases it.
 	if err := r.state.save(r.server, id, held{Token: r.token, Lease: res.Msg.GetLease().GetId(), Until: until}); err != nil {
 		return err
 	}
+	r.keep = true
 	r.state.sweep(r.opts.Now())
 	return nil
 }
