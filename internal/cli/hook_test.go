@@ -322,3 +322,18 @@ func TestHookWatchdogRefusesWhenTheCLINeverClosesStandardInput(t *testing.T) {
 		t.Fatalf("exit %d, stderr %q", code, stderr.String())
 	}
 }
+
+func TestHookGivesBackALeaseItCannotRecord(t *testing.T) {
+	d := startGovernord(t, testConfig(""))
+	a := adminOf(t, d)
+	notDir := filepath.Join(t.TempDir(), "file")
+	if err := os.WriteFile(notDir, nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	r := governor(t, envFor(d, teamBKey), payload(t, "claude/pre_tool_use.json", "unrecorded", "t1", ""), hookArgs("claude", notDir, "--max-concurrent-tools", "1")...)
+	mustContain(t, r, 2, "the hook's state directory is unusable")
+	run := a.child(a.child(0, "team-b").GetId(), "claude:unrecorded")
+	if held := run.GetClasses()["tools"].GetHeld(); held != 0 {
+		t.Fatalf("%d tools leases held after a refusal; the lease must be given back", held)
+	}
+}
