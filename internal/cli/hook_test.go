@@ -324,13 +324,15 @@ func TestHookWatchdogRefusesWhenTheCLINeverClosesStandardInput(t *testing.T) {
 }
 
 func TestHookGivesBackALeaseItCannotRecord(t *testing.T) {
+	// A directory under /proc reads as empty and cannot be created, even
+	// by root: the lease is granted and its file cannot be written.
+	unwritable := "/proc/governor-hook-test-state"
+	if _, err := os.Stat("/proc/self"); err != nil {
+		t.Skip("needs /proc")
+	}
 	d := startGovernord(t, testConfig(""))
 	a := adminOf(t, d)
-	notDir := filepath.Join(t.TempDir(), "file")
-	if err := os.WriteFile(notDir, nil, 0o600); err != nil {
-		t.Fatal(err)
-	}
-	r := governor(t, envFor(d, teamBKey), payload(t, "claude/pre_tool_use.json", "unrecorded", "t1", ""), hookArgs("claude", notDir, "--max-concurrent-tools", "1")...)
+	r := governor(t, envFor(d, teamBKey), payload(t, "claude/pre_tool_use.json", "unrecorded", "t1", ""), hookArgs("claude", unwritable, "--max-concurrent-tools", "1")...)
 	mustContain(t, r, 2, "the hook's state directory is unusable")
 	run := a.child(a.child(0, "team-b").GetId(), "claude:unrecorded")
 	if held := run.GetClasses()["tools"].GetHeld(); held != 0 {
