@@ -339,3 +339,24 @@ func TestHookGivesBackALeaseItCannotRecord(t *testing.T) {
 		t.Fatalf("%d tools leases held after a refusal; the lease must be given back", held)
 	}
 }
+
+func TestHookRefusesARunPastItsTTL(t *testing.T) {
+	d := startGovernord(t, testConfig(""))
+	env, state := envFor(d, teamBKey), t.TempDir() // no budget: only the TTL ends the run
+	args := hookArgs("codex", state, "--ttl", "1s")
+	if r := governor(t, env, payload(t, "codex/pre_tool_use.json", "short", "t1", ""), args...); r.code != 0 {
+		t.Fatalf("first call refused\n%s", r)
+	}
+	deadline := time.Now().Add(15 * time.Second)
+	for {
+		r := governor(t, env, payload(t, "codex/pre_tool_use.json", "short", fmt.Sprintf("t-%d", time.Now().UnixNano()), ""), args...)
+		if r.code == 2 {
+			mustContain(t, r, 2, `the run "codex:short" is past its deadline`)
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("a run with a 1s TTL still runs tools after 15s\n%s", r)
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+}

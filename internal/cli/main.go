@@ -52,6 +52,7 @@ func newRoot(sys IO) *cobra.Command {
 		SilenceErrors: true,
 		SilenceUsage:  true,
 	}
+	root.CompletionOptions.DisableDefaultCmd = true
 	root.SetIn(sys.Stdin)
 	root.SetOut(sys.Stdout)
 	root.SetErr(sys.Stderr)
