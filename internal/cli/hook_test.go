@@ -25,6 +25,7 @@ func hookArgs(source, stateDir string, extra ...string) []string {
 }
 
 func TestHookRefusesTheCallPastTheRunsBudget(t *testing.T) {
+	t.Parallel()
 	d := startGovernord(t, testConfig(""))
 	a := adminOf(t, d)
 	for _, src := range sources {
@@ -53,6 +54,7 @@ func TestHookRefusesTheCallPastTheRunsBudget(t *testing.T) {
 }
 
 func TestHookRefusesASubagentOverTheRunsAgentsBudget(t *testing.T) {
+	t.Parallel()
 	d := startGovernord(t, testConfig(""))
 	a := adminOf(t, d)
 	for _, src := range sources {
@@ -80,6 +82,7 @@ func TestHookRefusesASubagentOverTheRunsAgentsBudget(t *testing.T) {
 }
 
 func TestHookKeepsACancelledRunRefused(t *testing.T) {
+	t.Parallel()
 	d := startGovernord(t, testConfig(""))
 	env, state := envFor(d, teamAKey), t.TempDir()
 	if r := governor(t, env, payload(t, "claude/pre_tool_use.json", "to-cancel", "t1", ""), hookArgs("claude", state)...); r.code != 0 {
@@ -94,6 +97,7 @@ func TestHookKeepsACancelledRunRefused(t *testing.T) {
 }
 
 func TestHookResumedSessionContinuesItsRunAcrossARestart(t *testing.T) {
+	t.Parallel()
 	url := "sqlite:" + filepath.Join(t.TempDir(), "governor.db")
 	d := startGovernord(t, testConfig(url))
 	state := t.TempDir()
@@ -117,6 +121,7 @@ func TestHookResumedSessionContinuesItsRunAcrossARestart(t *testing.T) {
 }
 
 func TestHookRefusesWhenGovernordIsNotThere(t *testing.T) {
+	t.Parallel()
 	d := startGovernord(t, testConfig(""))
 	addr := d.Addr().String()
 	stopGovernord(t, d)
@@ -153,6 +158,7 @@ func TestHookRefusesWhenGovernordIsNotThere(t *testing.T) {
 }
 
 func TestHookRefusesOnBadSettings(t *testing.T) {
+	t.Parallel()
 	d := startGovernord(t, testConfig(""))
 	good := payload(t, "claude/pre_tool_use.json", "s", "t1", "")
 	addr := clientconn.EnvAddr + "=" + d.Addr().String()
@@ -202,6 +208,7 @@ func TestHookRefusesOnBadSettings(t *testing.T) {
 }
 
 func TestHookFlagsFillOnlyWhatTheDefaultsLeaveOut(t *testing.T) {
+	t.Parallel()
 	d := startGovernord(t, testConfig(""))
 	a := adminOf(t, d)
 	flags := []string{"--tool-calls", "10", "--agents", "5", "--agent-tool-calls", "7"}
@@ -228,6 +235,7 @@ func TestHookFlagsFillOnlyWhatTheDefaultsLeaveOut(t *testing.T) {
 }
 
 func TestHookHoldsAToolsLeaseFromPreToPost(t *testing.T) {
+	t.Parallel()
 	d := startGovernord(t, testConfig(""))
 	a := adminOf(t, d)
 	env, state := envFor(d, teamBKey), t.TempDir()
@@ -266,6 +274,7 @@ func TestHookHoldsAToolsLeaseFromPreToPost(t *testing.T) {
 }
 
 func TestHookKilledCLILeaksNothingPastTheHold(t *testing.T) {
+	t.Parallel()
 	d := startGovernord(t, testConfig(""))
 	a := adminOf(t, d)
 	env, state := envFor(d, teamBKey), t.TempDir()
@@ -293,6 +302,7 @@ func TestHookKilledCLILeaksNothingPastTheHold(t *testing.T) {
 }
 
 func TestHookWatchdogRefusesWhenTheCLINeverClosesStandardInput(t *testing.T) {
+	t.Parallel()
 	d := startGovernord(t, testConfig(""))
 	cmd := exec.Command(governorBinary(t), hookArgs("claude", t.TempDir(), "--timeout", "1s")...)
 	cmd.Env = append([]string{"HOME=" + t.TempDir()}, envFor(d, teamAKey)...)
@@ -324,6 +334,7 @@ func TestHookWatchdogRefusesWhenTheCLINeverClosesStandardInput(t *testing.T) {
 }
 
 func TestHookGivesBackALeaseItCannotRecord(t *testing.T) {
+	t.Parallel()
 	// A directory under /proc reads as empty and cannot be created, even
 	// by root: the lease is granted and its file cannot be written.
 	unwritable := "/proc/governor-hook-test-state"
@@ -341,6 +352,7 @@ func TestHookGivesBackALeaseItCannotRecord(t *testing.T) {
 }
 
 func TestHookRefusesARunPastItsTTL(t *testing.T) {
+	t.Parallel()
 	d := startGovernord(t, testConfig(""))
 	env, state := envFor(d, teamBKey), t.TempDir() // no budget: only the TTL ends the run
 	args := hookArgs("codex", state, "--ttl", "1s")

@@ -49,6 +49,7 @@ func selfSigned(t *testing.T, dir string) (certFile, keyFile string) {
 }
 
 func TestHookAndVerbsOverTLS(t *testing.T) {
+	t.Parallel()
 	cfg := testConfig("")
 	certFile, keyFile := selfSigned(t, t.TempDir())
 	cfg.TLS.CertFile, cfg.TLS.KeyFile = certFile, keyFile

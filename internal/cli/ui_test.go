@@ -65,6 +65,7 @@ func (s *tmuxScreen) see(parts ...string) string {
 }
 
 func TestUIWithGovernordsConfigStartsAtTheRootAndEdits(t *testing.T) {
+	t.Parallel()
 	d := startGovernord(t, testConfig(""))
 	a := adminOf(t, d)
 	dir := t.TempDir()
@@ -88,6 +89,7 @@ func TestUIWithGovernordsConfigStartsAtTheRootAndEdits(t *testing.T) {
 }
 
 func TestUIConfigMistakes(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	write := func(name, yaml string) string {
 		p := filepath.Join(dir, name)

@@ -10,6 +10,7 @@ import (
 )
 
 func TestAdminVerbsEndToEnd(t *testing.T) {
+	t.Parallel()
 	d := startGovernord(t, testConfig(""))
 	a := adminOf(t, d)
 	adminEnv, teamEnv := envFor(d, adminKey), envFor(d, teamAKey)
@@ -95,6 +96,7 @@ func TestAdminVerbsEndToEnd(t *testing.T) {
 }
 
 func TestVerbsRejectMistakesWithExitTwo(t *testing.T) {
+	t.Parallel()
 	d := startGovernord(t, testConfig(""))
 	env := envFor(d, teamAKey)
 	cases := []struct {
