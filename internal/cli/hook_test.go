@@ -175,6 +175,7 @@ func TestHookRefusesOnBadSettings(t *testing.T) {
 	}{
 		{"bad key", []string{addr, clientconn.EnvAPIKey + "=not-a-key-0123456789"}, good, nil, "governord rejected the credential"},
 		{"no key", []string{addr}, good, nil, "GOVERNOR_API_KEY is not set"},
+		{"admin key", envFor(d, adminKey), good, nil, "the hook needs a tenant's key"},
 		{"tls not a boolean", append(envFor(d, teamAKey), clientconn.EnvTLS+"=maybe"), good, nil, "is not a boolean"},
 		{"unreadable CA file", append(envFor(d, teamAKey), clientconn.EnvCAFile+"=/nonexistent/ca.pem"), good, nil, "read CA file"},
 		{"malformed address", []string{clientconn.EnvAddr + "=no-port", clientconn.EnvAPIKey + "=" + teamAKey}, good, nil, "is not host:port"},

@@ -59,7 +59,7 @@ func (r *Runner) acquire(ctx context.Context, target *governorv1.NodeInfo, in In
 	if err != nil {
 		if errors.Is(err, context.DeadlineExceeded) || connect.CodeOf(err) == connect.CodeDeadlineExceeded {
 			return &Refusal{Err: err, Message: prefix + "the run " + quote(in.RunName(r.opts.Source)) +
-				" already runs as many tools at once as its " + ClassTools + " limit allows, and none finished in time." +
+				" already runs as many tools at once as a " + ClassTools + " limit on it or its tenant allows, and none finished in time." +
 				" Run fewer tools at once: wait for the running ones to finish, then try again."}
 		}
 		return r.refusal(err, "no more tools may run at once")
