@@ -111,7 +111,7 @@ func TestTheRecordDecidesOnceTheFileHasSeeded(t *testing.T) {
 	must(t, e.SetQuota(c, ids["team-a"], "http", v(77)))
 	must(t, e.SetLimit(c, engine.RootID, "agents", v(9)))
 	must(t, e.SetDefaults(c, ids["team-b"], engine.Defaults{Caps: engine.Caps{Quotas: map[string]int64{"http": 7}}}))
-	must(t, e.AdjustLimit(c, engine.RootID, "db", 6, engine.Adapt{Samples: 10, Reason: "healthy"}))
+	must(t, e.AdjustLimit(c, engine.RootID, "db", nil, 6, engine.Adapt{Samples: 10, Reason: "healthy"}))
 	must(t, st.Wait(ctx, c.Seq))
 	must(t, st.Close(ctx))
 

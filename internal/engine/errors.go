@@ -19,6 +19,7 @@ var (
 	ErrLeaseRevoked    = errors.New("lease revoked")
 	ErrLeaseUnknown    = errors.New("unknown lease")
 	ErrCorrupt         = errors.New("corrupt record")
+	ErrLimitChanged    = errors.New("limit changed since it was read")
 )
 
 // InvalidError names the argument that was wrong and what is allowed.
