@@ -51,7 +51,7 @@ func TestMain(m *testing.M) {
 }
 
 // governorBinary builds cmd/governor once per test binary.
-func governorBinary(t *testing.T) string {
+func governorBinary(t testing.TB) string {
 	t.Helper()
 	buildOnce.Do(func() {
 		binPath = filepath.Join(binDir, "governor")
@@ -82,7 +82,7 @@ func testConfig(url string) *config.Config {
 	return cfg
 }
 
-func startGovernord(t *testing.T, cfg *config.Config) *daemon.Daemon {
+func startGovernord(t testing.TB, cfg *config.Config) *daemon.Daemon {
 	t.Helper()
 	d, err := daemon.Start(context.Background(), cfg, daemon.Options{Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
 	if err != nil {
@@ -92,7 +92,7 @@ func startGovernord(t *testing.T, cfg *config.Config) *daemon.Daemon {
 	return d
 }
 
-func stopGovernord(t *testing.T, d *daemon.Daemon) {
+func stopGovernord(t testing.TB, d *daemon.Daemon) {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	if err := d.Stop(ctx); err != nil {
@@ -136,7 +136,7 @@ func envFor(d *daemon.Daemon, key string) []string {
 }
 
 // payload is a recorded fixture of source's CLI with the ids replaced.
-func payload(t *testing.T, file, session, toolUse, agent string) []byte {
+func payload(t testing.TB, file, session, toolUse, agent string) []byte {
 	t.Helper()
 	data, err := os.ReadFile(filepath.Join("..", "hook", "testdata", file))
 	if err != nil {
