@@ -186,7 +186,11 @@ func (m Model) onKey(k tea.KeyMsg) (tea.Model, tea.Cmd) {
 			m.mode, m.form, m.editsCaps, m.status = editing, defaultsForm(m.node), false, ""
 		}
 	case "c":
-		if c := m.selected(); c != nil && c.GetState() == governorv1.NodeState_NODE_STATE_ACTIVE {
+		switch c := m.selected(); {
+		case c == nil:
+		case c.GetState() != governorv1.NodeState_NODE_STATE_ACTIVE:
+			m.status = c.GetName() + " has already ended"
+		default:
 			m.mode, m.status = confirming, ""
 		}
 	}

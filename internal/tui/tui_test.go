@@ -184,6 +184,8 @@ func TestScreenEditsCapsDefaultsAndCancelsThroughGovernord(t *testing.T) {
 		return w.node(w.runB).GetState() == governorv1.NodeState_NODE_STATE_CANCELLED
 	})
 	see(t, tm, "cancelled")
+	tm.Send(key("c"))
+	see(t, tm, "run-b has already ended")
 
 	// Open run-a, see its (empty) children, and come back.
 	tm.Send(key("r"))
