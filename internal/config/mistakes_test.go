@@ -37,7 +37,7 @@ func TestMistakes(t *testing.T) {
 		{"not a mapping", "hello\n", nil,
 			`g.yaml:1: must be a mapping of keys, got "hello"`},
 		{"unknown key", "listen: 127.0.0.1:1\nlsten: x\n", nil,
-			"g.yaml:2: lsten: unknown key; allowed here: listen, metrics_listen, allow_plaintext, tls, database_url, admin_key, root, tenants, adaptive, sessions, reap_interval, retention, snapshot_every, commit, log"},
+			"g.yaml:2: lsten: unknown key; allowed here: listen, metrics_listen, allow_plaintext, tls, database_url, admin_key, root, tenants, adaptive, sessions, reap_interval, retention, max_schedule_wait, snapshot_every, commit, log"},
 		{"unknown nested key", "tls:\n  cert: a.pem\n", nil,
 			"g.yaml:2: tls.cert: unknown key; allowed here: cert_file, key_file"},
 		{"duplicate key", "log:\n  level: info\n  level: debug\n", nil,
@@ -178,6 +178,22 @@ func TestMistakes(t *testing.T) {
 			"g.yaml:1: commit.max_batch: must be at least 1, got 0"},
 		{"commit backlog", "commit:\n  max_batch: 100\n  max_backlog: 10\n", nil,
 			"g.yaml:3: commit.max_backlog: must be at least max_batch (100), got 10"},
+
+		// Rate caps.
+		{"rate without per", "root:\n  rates:\n    http: {limit: 10}\n", nil,
+			"g.yaml:3: root.rates.http.per: must be between 1ms and 366 days (8784h), got 0s"},
+		{"rate algorithm", "root:\n  rates:\n    http: {limit: 10, per: 1m, algorithm: sliding}\n", nil,
+			`g.yaml:3: root.rates.http.algorithm: must be token_bucket or leaky_bucket, got "sliding"`},
+		{"calendar unit", "tenants:\n- name: a\n  api_key: key-a-0123456789ab\n  rates: {tools: {limit: 500, calendar: fortnight}}\n", nil,
+			`g.yaml:4: tenants[0].rates.tools.calendar: must be minute, hour, day, week, month or year, got "fortnight"`},
+		{"calendar zone", "tenants:\n- name: a\n  api_key: key-a-0123456789ab\n  rates: {tools: {limit: 500, calendar: day, zone: Europe/Atlantis}}\n", nil,
+			`g.yaml:4: tenants[0].rates.tools.zone: "Europe/Atlantis" is not a known IANA time zone (for example "UTC" or "Europe/Paris"): unknown time zone Europe/Atlantis`},
+		{"burst on a token bucket", "tenants:\n- name: a\n  api_key: key-a-0123456789ab\n  defaults:\n    children:\n      rates: {http: {limit: 5, per: 1s, burst: 9}}\n", nil,
+			"g.yaml:6: tenants[0].defaults.children.rates.http.burst: applies to leaky_bucket only; leave it 0 for token_bucket, got 9"},
+		{"rate resource name", "root:\n  rates:\n    HTTP: {limit: 1, per: 1s}\n", nil,
+			"g.yaml:3: root.rates.HTTP: not a valid resource name: use 1 to 64 characters of a-z, 0-9, '_', '.' and '-', starting with a letter"},
+		{"schedule ceiling", "max_schedule_wait: 48h\n", nil,
+			"g.yaml:1: max_schedule_wait: must be between 0 (book no wait) and 24h, got 48h0m0s"},
 
 		// Logs.
 		{"log level", "log:\n  level: verbose\n", nil,

@@ -105,10 +105,7 @@ func (e *Engine) SetDefaults(c *Call, id ID, d Defaults) error {
 	if err != nil || n == nil {
 		return err
 	}
-	d.Quotas, d.Limits = copyCaps(d.Quotas), copyCaps(d.Limits)
-	if d.Children != nil {
-		d.Children = &Caps{Quotas: copyCaps(d.Children.Quotas), Limits: copyCaps(d.Children.Limits)}
-	}
+	d = cloneDefaults(d)
 	ev := &Event{Kind: KindDefaultsSet, Node: n.id, Defaults: &d}
 	e.stampLocked(ev, s, c, h)
 	e.emitLocked(ev, now)
