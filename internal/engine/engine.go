@@ -28,8 +28,11 @@ type Engine struct {
 	timers timers // heaps of the times at which something may expire
 
 	dispatch []string // classes whose queue may now grant, set by apply
-	dirty    dirtySet // entities changed since the last snapshot capture
-	replay   bool     // applying recorded events: no waiters, no dispatch
+	events   []Event  // the unused rest of the block that emitted events are copied into
+
+	freeLeases []*lease // ended leases kept for reuse
+	dirty      dirtySet // entities changed since the last snapshot capture
+	replay     bool     // applying recorded events: no waiters, no dispatch
 }
 
 // Options are what an engine is built with.
@@ -97,14 +100,28 @@ func (e *Engine) nowLocked() int64 {
 // emitLocked gives ev the next sequence number and the time now, applies it,
 // and hands it to the sink. Live events cannot fail to apply: the operation
 // checked everything first, so a failure is a bug.
+//
+// The sink keeps what it is given, so it gets a copy of ev in a block of
+// events allocated eventBlock at a time; ev itself stays the caller's and
+// can live on its stack. A block is freed once the sink has let go of all of
+// its events.
 func (e *Engine) emitLocked(ev *Event, now int64) {
 	ev.Seq = e.seq + 1
 	ev.Time = now
-	if err := e.applyLocked(ev); err != nil {
+	if len(e.events) == 0 {
+		e.events = make([]Event, eventBlock)
+	}
+	kept := &e.events[0]
+	e.events = e.events[1:]
+	*kept = *ev
+	if err := e.applyLocked(kept); err != nil {
 		panic("engine: live event failed to apply: " + err.Error())
 	}
-	e.sink.Emit(ev)
+	e.sink.Emit(kept)
 }
+
+// eventBlock is how many events one allocation holds: about 15 KB.
+const eventBlock = 64
 
 // finishLocked ends a live operation: it lets every queue that may now grant
 // do so, and tells the caller how far the record must reach.

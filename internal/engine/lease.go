@@ -6,10 +6,12 @@ import "time"
 type lease struct {
 	id      ID
 	node    *node
+	cs      *classState // the node's state of class, linked up its chain
 	class   string
 	session *session
 	granted int64
 	until   int64 // the hold ends here, 0 if unbounded
+	mark    int   // where the id was last listed as changed, plus one (see markLeaseOnce)
 	links   [2]leaseLink
 }
 
@@ -44,6 +46,7 @@ type tombstone struct {
 	outcome Outcome
 	ended   int64
 	until   int64
+	mark    int // carried over from the lease
 }
 
 // LeaseInfo describes a live lease.
@@ -61,13 +64,37 @@ func (l *lease) info() LeaseInfo {
 }
 
 // fitsLocked reports whether one more lease of class fits on n's whole chain.
+// Once a lease of class was granted on n the chain is linked, and the walk
+// follows it without looking anything up.
 func fitsLocked(n *node, class string) bool {
+	if cs := n.cls[class]; cs != nil && cs.linked(n) {
+		for ; cs != nil; cs = cs.up {
+			if cs.limited && cs.held >= cs.limit {
+				return false
+			}
+		}
+		return true
+	}
 	for a := n; a != nil; a = a.parent {
 		if cs := a.cls[class]; cs != nil && cs.limited && cs.held >= cs.limit {
 			return false
 		}
 	}
 	return true
+}
+
+// linked reports whether cs, n's state of a class, reaches the root's
+// through up.
+func (cs *classState) linked(n *node) bool { return cs.up != nil || n.parent == nil }
+
+// classChain returns n's state of class c, creating it and linking it (and
+// every ancestor's) through up where that is not done yet.
+func (n *node) classChain(c string) *classState {
+	cs := n.class(c)
+	if !cs.linked(n) {
+		cs.up = n.parent.classChain(c)
+	}
+	return cs
 }
 
 // Acquire grants one lease of class on node id if every node on its chain has
@@ -114,15 +141,15 @@ func (e *Engine) Acquire(c *Call, id ID, class string, maxHold time.Duration) (L
 	}
 	if fitsLocked(n, class) {
 		ev := e.grantEvent(s, n, class, int64(maxHold), c.Request, h, now)
-		e.emitLocked(ev, now)
+		e.emitLocked(&ev, now)
 		return e.leases[ev.Target].info(), nil, nil
 	}
 	w := e.enqueueLocked(s, n, class, int64(maxHold), c.Request, h)
 	return LeaseInfo{}, w, nil
 }
 
-func (e *Engine) grantEvent(s *session, n *node, class string, maxHold int64, req string, h uint64, now int64) *Event {
-	ev := &Event{Kind: KindLeaseGranted, Target: e.next, Node: n.id, Name: class, Session: s.id}
+func (e *Engine) grantEvent(s *session, n *node, class string, maxHold int64, req string, h uint64, now int64) Event {
+	ev := Event{Kind: KindLeaseGranted, Target: e.next, Node: n.id, Name: class, Session: s.id}
 	if maxHold > 0 {
 		ev.Until = now + maxHold
 	}
@@ -165,16 +192,15 @@ func (e *Engine) Release(c *Call, id ID, rep Report) (Outcome, error) {
 	if err != nil {
 		return 0, err
 	}
-	var overloaded byte
-	if rep.Overloaded {
-		overloaded = 1
-	}
-	h := uint64(newHash(KindLeaseReleased).num(int64(id)).num(rep.LatencyNanos).byte(overloaded))
-	if _, ok, err := e.recallLocked(s, c, h); err != nil || ok {
-		if err != nil {
-			return 0, err
+	var h uint64
+	if c.Request != "" {
+		h = releaseHash(id, rep)
+		if _, ok, err := e.recallLocked(s, c, h); err != nil || ok {
+			if err != nil {
+				return 0, err
+			}
+			return OutcomeReleased, nil
 		}
-		return OutcomeReleased, nil
 	}
 	l, err := e.liveLeaseLocked(s, id, now)
 	if err != nil {
@@ -192,17 +218,21 @@ func (e *Engine) Release(c *Call, id ID, rep Report) (Outcome, error) {
 	return OutcomeReleased, nil
 }
 
+func releaseHash(id ID, rep Report) uint64 {
+	var overloaded byte
+	if rep.Overloaded {
+		overloaded = 1
+	}
+	return uint64(newHash(KindLeaseReleased).num(int64(id)).num(rep.LatencyNanos).byte(overloaded))
+}
+
 // liveLeaseLocked finds a live lease, ending it on the spot if its holder's
 // session lapsed, its node's deadline passed or its hold ran out, checked in
 // the order Reap takes them. A lease the caller cannot see is unknown.
 func (e *Engine) liveLeaseLocked(s *session, id ID, now int64) (*lease, error) {
-	e.forgetTombLocked(id, now)
 	l := e.leases[id]
 	if l == nil || s != nil && !l.node.within(s.scope) {
-		if t, ok := e.tombs[id]; ok && (s == nil || e.nodeVisibleLocked(s, t.node)) {
-			return nil, &LeaseError{Lease: id, Outcome: t.outcome}
-		}
-		return nil, &LeaseError{Lease: id, Outcome: OutcomeUnknown}
+		return nil, e.endedLeaseLocked(s, id, now)
 	}
 	if h := l.session; h.ttl > 0 && now >= h.expires {
 		e.emitLocked(&Event{Kind: KindSessionExpired, Target: h.id}, now)
@@ -218,6 +248,16 @@ func (e *Engine) liveLeaseLocked(s *session, id ID, now int64) (*lease, error) {
 	return l, nil
 }
 
+// endedLeaseLocked answers for a lease that is not live (or not the
+// caller's to see): how its tombstone says it ended, or unknown.
+func (e *Engine) endedLeaseLocked(s *session, id ID, now int64) error {
+	e.forgetTombLocked(id, now)
+	if t, ok := e.tombs[id]; ok && (s == nil || e.nodeVisibleLocked(s, t.node)) {
+		return &LeaseError{Lease: id, Outcome: t.outcome}
+	}
+	return &LeaseError{Lease: id, Outcome: OutcomeUnknown}
+}
+
 func (e *Engine) nodeVisibleLocked(s *session, id ID) bool {
 	n := e.nodes[id]
 	return n != nil && n.within(s.scope)
@@ -227,7 +267,21 @@ func (e *Engine) nodeVisibleLocked(s *session, id ID) bool {
 func (e *Engine) forgetTombLocked(id ID, now int64) {
 	if t, ok := e.tombs[id]; ok && now >= t.until {
 		delete(e.tombs, id)
-		e.dirty.leases = append(e.dirty.leases, id)
+		e.markLeaseOnce(&t.mark, id)
+	}
+}
+
+// forgetDueTombsLocked forgets up to max tombstones whose time is up. Every
+// ended lease forgets two, so the tombstones never outnumber those still
+// remembered by much, whenever the reaper runs: forgetting is invisible (a
+// tombstone past its time answers nothing), so it may happen at any call.
+func (e *Engine) forgetDueTombsLocked(now int64, max int) {
+	for range max {
+		t, ok := e.timers.tombs.due(now)
+		if !ok {
+			return
+		}
+		e.forgetTombLocked(t.id, now)
 	}
 }
 
@@ -252,22 +306,23 @@ func (e *Engine) Validate(c *Call, id ID) (LeaseInfo, error) {
 func (e *Engine) applyLeaseGranted(ev *Event) error {
 	n := e.nodes[ev.Node]
 	s := e.sessions[ev.Session]
-	if n == nil || s == nil || n.state != Active || ev.Target < e.next || validKey("class", ev.Name) != nil {
+	if n == nil || s == nil || n.state != Active || ev.Target < e.next || e.replay && validKey("class", ev.Name) != nil {
 		return corrupt("event %d grants lease %d on unknown or ended node %d or session %d", ev.Seq, ev.Target, ev.Node, ev.Session)
 	}
-	l := &lease{id: ev.Target, node: n, class: ev.Name, session: s, granted: ev.Time, until: ev.Until}
+	l := e.newLease()
+	*l = lease{id: ev.Target, node: n, cs: n.classChain(ev.Name), class: ev.Name, session: s, granted: ev.Time, until: ev.Until}
 	e.next = l.id + 1
 	e.leases[l.id] = l
 	n.leases.push(l, byNode)
 	s.leases.push(l, bySession)
-	for a := n; a != nil; a = a.parent {
-		a.class(l.class).held++
-		e.markNode(a)
+	for cs := l.cs; cs != nil; cs = cs.up {
+		cs.held++
+		e.markNode(cs.node)
 	}
 	if l.until != 0 {
 		e.timers.pushHold(l.until, l.id)
 	}
-	e.markLease(l.id)
+	e.markLeaseOnce(&l.mark, l.id)
 	return nil
 }
 
@@ -291,19 +346,57 @@ func (e *Engine) endLeaseLocked(l *lease, outcome Outcome, now int64) {
 	delete(e.leases, l.id)
 	l.node.leases.remove(l, byNode)
 	l.session.leases.remove(l, bySession)
-	for a := l.node; a != nil; a = a.parent {
-		cs := a.cls[l.class]
+	if l.cs == nil { // restored from a snapshot: its chain is linked now
+		l.cs = l.node.classChain(l.class)
+	}
+	for cs := l.cs; cs != nil; cs = cs.up {
 		cs.held--
 		e.slotFreedLocked(cs)
-		e.markNode(a)
+		e.markNode(cs.node)
 	}
+	e.markLeaseOnce(&l.mark, l.id)
 	if e.settings.TombstoneTTL > 0 {
 		e.tombs[l.id] = tombstone{
 			id: l.id, node: l.node.id, session: l.session.id, class: l.class,
-			outcome: outcome, ended: now, until: now + int64(e.settings.TombstoneTTL),
+			outcome: outcome, ended: now, until: now + int64(e.settings.TombstoneTTL), mark: l.mark,
 		}
 		e.timers.pushTomb(now+int64(e.settings.TombstoneTTL), l.id)
 	}
-	e.markLease(l.id)
+	e.forgetDueTombsLocked(now, 2)
 	e.wantDispatch(l.class)
+	e.freeLease(l)
+}
+
+// maxFreeLeases bounds the list of ended leases kept for reuse.
+const maxFreeLeases = 256
+
+// newLease returns a zero lease, reusing an ended one when there is one.
+func (e *Engine) newLease() *lease {
+	if n := len(e.freeLeases); n > 0 {
+		l := e.freeLeases[n-1]
+		e.freeLeases = e.freeLeases[:n-1]
+		return l
+	}
+	return new(lease)
+}
+
+// freeLease keeps an ended lease for reuse. Nothing refers to a lease once it
+// has ended: the maps and lists dropped it, timers and waiters hold its id.
+func (e *Engine) freeLease(l *lease) {
+	if len(e.freeLeases) < maxFreeLeases {
+		*l = lease{}
+		e.freeLeases = append(e.freeLeases, l)
+	}
+}
+
+// markLeaseOnce lists a lease id as changed since the last capture unless it
+// is listed already: mark remembers where it was listed, and the entry there
+// still names the id only if no capture has emptied the list since. A lease
+// that is granted, ends and is forgotten between two captures is listed once.
+func (e *Engine) markLeaseOnce(mark *int, id ID) {
+	if i := *mark - 1; i >= 0 && i < len(e.dirty.leases) && e.dirty.leases[i] == id {
+		return
+	}
+	e.markLease(id)
+	*mark = len(e.dirty.leases)
 }

@@ -171,7 +171,7 @@ func (e *Engine) grantWaiterLocked(w *Waiter, now int64) {
 	e.unpromiseLocked(w.grp, false)
 	e.removeWaiterLocked(w)
 	ev := e.grantEvent(w.session, w.node, w.class, w.maxHold, w.req, w.hash, now)
-	e.emitLocked(ev, now)
+	e.emitLocked(&ev, now)
 	w.lease = ev.Target
 	w.ch <- Grant{Lease: e.leases[ev.Target].info(), Seq: ev.Seq}
 }

@@ -3,11 +3,11 @@ package engine
 // timers remembers when something may expire, so the reaper touches only
 // what is due. An entry is a hint: the reaper checks the object itself.
 type timers struct {
-	sessions  timerHeap // session expiry (re-pushed if a heartbeat moved it)
-	deadlines timerHeap // own deadlines that are their node's effective one
-	holds     timerHeap // lease hold limits
-	removals  timerHeap // when a node ended; due after the retention
-	tombs     timerHeap // when a tombstone may be forgotten
+	sessions  timerHeap  // session expiry (re-pushed if a heartbeat moved it)
+	deadlines timerHeap  // own deadlines that are their node's effective one
+	holds     timerQueue // lease hold limits
+	removals  timerHeap  // when a node ended; due after the retention
+	tombs     timerQueue // when a tombstone may be forgotten
 }
 
 type timerEntry struct {
@@ -62,6 +62,47 @@ func (h *timerHeap) due(t int64) (timerEntry, bool) {
 		return timerEntry{}, false
 	}
 	return h.pop(), true
+}
+
+// timerQueue is a timerHeap with a fast lane. Entries that arrive in time
+// order (tombstones, forgotten one fixed TTL after they end, and most hold
+// limits) join a FIFO at O(1); only an entry earlier than the FIFO's last one
+// goes on the heap. due takes the earlier of the two heads.
+type timerQueue struct {
+	fifo []timerEntry
+	head int // fifo[:head] are taken
+	heap timerHeap
+}
+
+func (q *timerQueue) push(x timerEntry) {
+	if n := len(q.fifo); n > q.head && x.at < q.fifo[n-1].at {
+		q.heap.push(x)
+		return
+	}
+	q.fifo = append(q.fifo, x)
+}
+
+// due takes the earliest entry if it is at or before t.
+func (q *timerQueue) due(t int64) (timerEntry, bool) {
+	inFIFO := q.head < len(q.fifo) && q.fifo[q.head].at <= t
+	if inFIFO && (len(q.heap) == 0 || q.fifo[q.head].at <= q.heap[0].at) {
+		x := q.fifo[q.head]
+		q.head++
+		q.compact()
+		return x, true
+	}
+	return q.heap.due(t)
+}
+
+// compact moves the FIFO's entries to the front of its array once half of it
+// is taken, so the array is reused instead of growing.
+func (q *timerQueue) compact() {
+	if q.head < 64 || q.head < len(q.fifo)/2 {
+		return
+	}
+	n := copy(q.fifo, q.fifo[q.head:])
+	q.fifo = q.fifo[:n]
+	q.head = 0
 }
 
 func (t *timers) pushSession(at int64, id ID)  { t.sessions.push(timerEntry{at, id}) }
