@@ -234,18 +234,31 @@ func (e *Engine) liveLeaseLocked(s *session, id ID, now int64) (*lease, error) {
 	if l == nil || s != nil && !l.node.within(s.scope) {
 		return nil, e.endedLeaseLocked(s, id, now)
 	}
-	if h := l.session; h.ttl > 0 && now >= h.expires {
-		e.emitLocked(&Event{Kind: KindSessionExpired, Target: h.id}, now)
-		return nil, &LeaseError{Lease: id, Outcome: OutcomeExpired}
-	}
-	if err := e.activeLocked(l.node, now); err != nil {
-		return nil, &LeaseError{Lease: id, Outcome: OutcomeRevoked}
-	}
-	if l.until != 0 && now >= l.until {
-		e.emitLocked(&Event{Kind: KindLeaseExpired, Target: l.id}, now)
-		return nil, &LeaseError{Lease: id, Outcome: OutcomeExpired}
+	if o := l.endsBy(now); o != 0 {
+		e.reapDueLocked(now)
+		return nil, &LeaseError{Lease: id, Outcome: o}
 	}
 	return l, nil
+}
+
+// endsBy says how a lease that time has ended by now ends, or 0 if it has
+// not: by the earliest of its session lapsing (expired), its node's
+// deadline passing (revoked) and its hold running out (expired); at one
+// instant, in that order. reapDueLocked takes the decisions in the same
+// order, so it ends the lease this way.
+func (l *lease) endsBy(now int64) Outcome {
+	var o Outcome
+	var at int64
+	if s := l.session; s.lapsed(now) {
+		o, at = OutcomeExpired, s.expires
+	}
+	if d := l.node.eff; d != 0 && now >= d && (o == 0 || d < at) {
+		o, at = OutcomeRevoked, d
+	}
+	if u := l.until; u != 0 && now >= u && (o == 0 || u < at) {
+		o = OutcomeExpired
+	}
+	return o
 }
 
 // endedLeaseLocked answers for a lease that is not live (or not the

@@ -17,6 +17,9 @@ type session struct {
 	dirty   bool
 }
 
+// lapsed reports whether the session has gone a whole TTL without renewal.
+func (s *session) lapsed(now int64) bool { return s.ttl > 0 && now >= s.expires }
+
 // SessionInfo describes a session.
 type SessionInfo struct {
 	ID      ID
@@ -131,8 +134,8 @@ func (e *Engine) sessionLocked(c *Call, now int64) (*session, error) {
 	if s == nil {
 		return nil, ErrSessionEnded
 	}
-	if s.ttl > 0 && now >= s.expires {
-		e.emitLocked(&Event{Kind: KindSessionExpired, Target: s.id}, now)
+	if s.lapsed(now) {
+		e.reapDueLocked(now)
 		return nil, ErrSessionEnded
 	}
 	return s, nil

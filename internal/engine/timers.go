@@ -105,6 +105,61 @@ func (q *timerQueue) compact() {
 	q.head = 0
 }
 
+func (h timerHeap) first() (timerEntry, bool) {
+	if len(h) == 0 {
+		return timerEntry{}, false
+	}
+	return h[0], true
+}
+
+func (q *timerQueue) first() (timerEntry, bool) {
+	x, ok := q.heap.first()
+	if q.head < len(q.fifo) && (!ok || q.fifo[q.head].at <= x.at) {
+		return q.fifo[q.head], true
+	}
+	return x, ok
+}
+
+// dueKind says which kind of time-made decision a timer stands for. At one
+// instant they are taken in this order.
+type dueKind uint8
+
+const (
+	dueSession  dueKind = iota // a session lapses
+	dueDeadline                // a node's deadline passes
+	dueHold                    // a lease's hold runs out
+)
+
+// nextDue takes the earliest entry at or before t among session expiries,
+// deadlines and holds; entries at one instant come in dueKind order.
+func (tm *timers) nextDue(t int64) (dueKind, timerEntry, bool) {
+	kind, found := dueSession, false
+	var at int64
+	consider := func(k dueKind, x timerEntry, ok bool) {
+		if ok && x.at <= t && (!found || x.at < at) {
+			kind, at, found = k, x.at, true
+		}
+	}
+	x, ok := tm.sessions.first()
+	consider(dueSession, x, ok)
+	x, ok = tm.deadlines.first()
+	consider(dueDeadline, x, ok)
+	x, ok = tm.holds.first()
+	consider(dueHold, x, ok)
+	if !found {
+		return 0, timerEntry{}, false
+	}
+	switch kind {
+	case dueSession:
+		x = tm.sessions.pop()
+	case dueDeadline:
+		x = tm.deadlines.pop()
+	default:
+		x, _ = tm.holds.due(t)
+	}
+	return kind, x, true
+}
+
 func (t *timers) pushSession(at int64, id ID)  { t.sessions.push(timerEntry{at, id}) }
 func (t *timers) pushDeadline(at int64, id ID) { t.deadlines.push(timerEntry{at, id}) }
 func (t *timers) pushHold(at int64, id ID)     { t.holds.push(timerEntry{at, id}) }

@@ -1,0 +1,117 @@
+package engine
+
+import (
+	"fmt"
+	"testing"
+	"time"
+)
+
+// TestEarliestInstantEndsLease sets a lease's session TTL, its hold and the
+// deadlines above it at fixed instants, lets 30 seconds pass, and has the
+// decisions taken by one of several callers. However they are taken, the
+// lease ends by the earliest instant: expired when its session lapsed or its
+// hold ran out first, revoked when its node's effective deadline passed
+// first; at one instant the session comes first, then the deadline, then the
+// hold.
+func TestEarliestInstantEndsLease(t *testing.T) {
+	const s = time.Second
+	cases := []struct {
+		name string
+		ttl  time.Duration // the holder's session; 0: one hour
+		hold time.Duration // the lease's max hold; 0: none
+		// deadlines from the start, 0: none: the task holding the lease, its
+		// parent, and the task's sibling under that parent
+		task, parent, sibling time.Duration
+		want                  Outcome
+	}{
+		{name: "hold runs out before the deadline", hold: 10 * s, task: 20 * s, want: OutcomeExpired},
+		{name: "deadline passes before the hold", hold: 20 * s, task: 10 * s, want: OutcomeRevoked},
+		{name: "hold and deadline at one instant", hold: 10 * s, task: 10 * s, want: OutcomeRevoked},
+		{name: "session lapses before the deadline", ttl: 10 * s, task: 20 * s, want: OutcomeExpired},
+		{name: "deadline passes before the session lapses", ttl: 20 * s, task: 10 * s, want: OutcomeRevoked},
+		{name: "session and deadline at one instant", ttl: 10 * s, task: 10 * s, want: OutcomeExpired},
+		{name: "hold runs out before the parent's deadline", hold: 10 * s, parent: 20 * s, want: OutcomeExpired},
+		{name: "parent's deadline passes before the hold", hold: 20 * s, parent: 10 * s, want: OutcomeRevoked},
+		{name: "a sibling's earlier deadline does not end the parent early", hold: 15 * s, parent: 20 * s, sibling: 10 * s, want: OutcomeExpired},
+		{name: "hold, then session, then deadline", ttl: 12 * s, hold: 11 * s, task: 13 * s, want: OutcomeExpired},
+	}
+	deciders := []struct {
+		name   string
+		decide func(r *earliestRig)
+	}{
+		{"reaper at the end", func(r *earliestRig) { r.f.clock.Advance(30 * s); r.f.e.Reap(r.f.sys()) }},
+		{"reaper every second", func(r *earliestRig) {
+			for range 30 {
+				r.f.clock.Advance(s)
+				r.f.e.Reap(r.f.sys())
+			}
+		}},
+		{"validate by the daemon", func(r *earliestRig) {
+			r.f.clock.Advance(30 * s)
+			_, _ = r.f.e.Validate(r.f.sys(), r.lease)
+		}},
+		{"release by the holder's scope", func(r *earliestRig) {
+			r.f.clock.Advance(30 * s)
+			_, _ = r.f.e.Release(&Call{Session: r.other}, r.lease, Report{})
+		}},
+		{"consume on the task", func(r *earliestRig) {
+			r.f.clock.Advance(30 * s)
+			_ = r.f.e.Consume(&Call{Session: r.other}, r.task, "http", 1)
+		}},
+		{"describe the parent's children", func(r *earliestRig) {
+			r.f.clock.Advance(30 * s)
+			_, _, _ = r.f.e.Describe(&Call{Session: r.other}, r.parent, true)
+		}},
+		{"the holder's heartbeat", func(r *earliestRig) {
+			r.f.clock.Advance(30 * s)
+			_, _ = r.f.e.Heartbeat(&Call{Session: r.holder})
+			_, _ = r.f.e.Validate(r.f.sys(), r.lease)
+		}},
+	}
+	for _, tc := range cases {
+		for _, d := range deciders {
+			t.Run(fmt.Sprintf("%s/%s", tc.name, d.name), func(t *testing.T) {
+				t.Parallel()
+				r := newEarliestRig(t, tc.ttl, tc.hold, tc.task, tc.parent, tc.sibling)
+				d.decide(r)
+				_, err := r.f.e.Validate(r.f.sys(), r.lease)
+				leaseErr(t, err, r.lease, tc.want)
+			})
+		}
+	}
+}
+
+// earliestRig is tenant > parent > {task, sibling}, a holder session with one
+// lease on task, and a second session on the tenant that lives for an hour.
+type earliestRig struct {
+	f             *fixture
+	parent, task  ID
+	holder, other ID
+	lease         ID
+}
+
+func newEarliestRig(t *testing.T, ttl, hold, task, parent, sibling time.Duration) *earliestRig {
+	f := newFixture(t)
+	r := &earliestRig{f: f}
+	deadline := func(d time.Duration) int64 {
+		if d == 0 {
+			return 0
+		}
+		return f.at(d)
+	}
+	if ttl == 0 {
+		ttl = time.Hour
+	}
+	tenant := f.tenant(Spec{Name: "a"})
+	r.other = f.session(tenant, time.Hour)
+	r.holder = f.session(tenant, ttl)
+	r.parent = f.create(r.other, 0, Spec{Name: "parent", Deadline: deadline(parent)})
+	r.task = f.create(r.other, r.parent, Spec{Name: "task", Deadline: deadline(task)})
+	f.create(r.other, r.parent, Spec{Name: "sibling", Deadline: deadline(sibling)})
+	l, w, err := f.e.Acquire(&Call{Session: r.holder}, r.task, "db", hold)
+	if err != nil || w != nil {
+		t.Fatalf("acquire: %v %v", w, err)
+	}
+	r.lease = l.ID
+	return r
+}
