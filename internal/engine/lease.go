@@ -140,23 +140,25 @@ func (e *Engine) Acquire(c *Call, id ID, class string, maxHold time.Duration) (L
 		return LeaseInfo{}, nil, err
 	}
 	if fitsLocked(n, class) {
-		ev := e.grantEvent(s, n, class, int64(maxHold), c.Request, h, now)
-		e.emitLocked(&ev, now)
-		return e.leases[ev.Target].info(), nil, nil
+		id := e.grantLocked(s, n, class, int64(maxHold), c.Request, h, now)
+		return e.leases[id].info(), nil, nil
 	}
 	w := e.enqueueLocked(s, n, class, int64(maxHold), c.Request, h)
 	return LeaseInfo{}, w, nil
 }
 
-func (e *Engine) grantEvent(s *session, n *node, class string, maxHold int64, req string, h uint64, now int64) Event {
-	ev := Event{Kind: KindLeaseGranted, Target: e.next, Node: n.id, Name: class, Session: s.id}
+// grantLocked emits the grant of a lease and returns its id.
+func (e *Engine) grantLocked(s *session, n *node, class string, maxHold int64, req string, h uint64, now int64) ID {
+	ev := e.nextEventLocked()
+	ev.Kind, ev.Target, ev.Node, ev.Name, ev.Session = KindLeaseGranted, e.next, n.id, class, s.id
 	if maxHold > 0 {
 		ev.Until = now + maxHold
 	}
 	if req != "" {
 		ev.Request, ev.ArgHash = req, h
 	}
-	return ev
+	e.emitLocked(ev, now)
+	return ev.Target
 }
 
 func (e *Engine) leaseInfoLocked(id ID) (LeaseInfo, *Waiter, error) {
@@ -212,7 +214,8 @@ func (e *Engine) Release(c *Call, id ID, rep Report) (Outcome, error) {
 	if s != nil && l.session != s {
 		return 0, &LeaseError{Lease: id, Outcome: OutcomeNotOwner}
 	}
-	ev := &Event{Kind: KindLeaseReleased, Target: l.id, Node: l.node.id, Name: l.class, Report: rep}
+	ev := e.nextEventLocked()
+	ev.Kind, ev.Target, ev.Node, ev.Name, ev.Report = KindLeaseReleased, l.id, l.node.id, l.class, rep
 	e.stampLocked(ev, s, c, h)
 	e.emitLocked(ev, now)
 	return OutcomeReleased, nil

@@ -12,7 +12,7 @@ type session struct {
 	opened  int64
 	token   [32]byte
 	leases  leaseList
-	waiters map[*Waiter]struct{}
+	waiters []*Waiter // queued acquires, each knowing its position (Waiter.at)
 	mem     reqMemory
 	dirty   bool
 }
@@ -174,14 +174,24 @@ func (e *Engine) applySessionEnded(ev *Event) error {
 	for _, l := range s.leases.all(bySession) {
 		e.endLeaseLocked(l, outcome, ev.Time)
 	}
-	for w := range s.waiters {
-		e.failWaiterLocked(w, ErrSessionEnded)
+	for n := len(s.waiters); n > 0; n = len(s.waiters) {
+		e.failWaiterLocked(s.waiters[n-1], ErrSessionEnded)
 	}
 	s.scope.scoped--
 	delete(e.sessions, s.id)
 	delete(e.tokens, s.token)
 	e.dirty.sessions = append(e.dirty.sessions, s.id)
 	return nil
+}
+
+// dropWaiter takes w off the session's waiters in O(1): the last one moves
+// into its place.
+func (s *session) dropWaiter(w *Waiter) {
+	last := len(s.waiters) - 1
+	moved := s.waiters[last]
+	s.waiters[w.at], moved.at = moved, w.at
+	s.waiters[last] = nil
+	s.waiters = s.waiters[:last]
 }
 
 // reqMemory remembers what a session's most recent request ids did.
