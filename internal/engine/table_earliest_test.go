@@ -18,6 +18,7 @@ func TestEarliestInstantEndsLease(t *testing.T) {
 	cases := []struct {
 		name string
 		ttl  time.Duration // the holder's session; 0: one hour
+		beat time.Duration // when the holder renews its session; 0: never
 		hold time.Duration // the lease's max hold; 0: none
 		// deadlines from the start, 0: none: the task holding the lease, its
 		// parent, and the task's sibling under that parent
@@ -34,36 +35,39 @@ func TestEarliestInstantEndsLease(t *testing.T) {
 		{name: "parent's deadline passes before the hold", hold: 20 * s, parent: 10 * s, want: OutcomeRevoked},
 		{name: "a sibling's earlier deadline does not end the parent early", hold: 15 * s, parent: 20 * s, sibling: 10 * s, want: OutcomeExpired},
 		{name: "hold, then session, then deadline", ttl: 12 * s, hold: 11 * s, task: 13 * s, want: OutcomeExpired},
+		{name: "a renewed session lapses after the deadline", ttl: 10 * s, beat: 5 * s, task: 12 * s, want: OutcomeRevoked},
+		{name: "a renewed session lapses before the deadline", ttl: 10 * s, beat: 1 * s, task: 12 * s, want: OutcomeExpired},
 	}
 	deciders := []struct {
 		name   string
 		decide func(r *earliestRig)
 	}{
-		{"reaper at the end", func(r *earliestRig) { r.f.clock.Advance(30 * s); r.f.e.Reap(r.f.sys()) }},
+		{"reaper at the end", func(r *earliestRig) { r.f.clock.Advance(30*s - r.elapsed); r.f.e.Reap(r.f.sys()) }},
 		{"reaper every second", func(r *earliestRig) {
-			for range 30 {
+			for r.elapsed < 30*s {
 				r.f.clock.Advance(s)
+				r.elapsed += s
 				r.f.e.Reap(r.f.sys())
 			}
 		}},
 		{"validate by the daemon", func(r *earliestRig) {
-			r.f.clock.Advance(30 * s)
+			r.f.clock.Advance(30*s - r.elapsed)
 			_, _ = r.f.e.Validate(r.f.sys(), r.lease)
 		}},
 		{"release by the holder's scope", func(r *earliestRig) {
-			r.f.clock.Advance(30 * s)
+			r.f.clock.Advance(30*s - r.elapsed)
 			_, _ = r.f.e.Release(&Call{Session: r.other}, r.lease, Report{})
 		}},
 		{"consume on the task", func(r *earliestRig) {
-			r.f.clock.Advance(30 * s)
+			r.f.clock.Advance(30*s - r.elapsed)
 			_ = r.f.e.Consume(&Call{Session: r.other}, r.task, "http", 1)
 		}},
 		{"describe the parent's children", func(r *earliestRig) {
-			r.f.clock.Advance(30 * s)
+			r.f.clock.Advance(30*s - r.elapsed)
 			_, _, _ = r.f.e.Describe(&Call{Session: r.other}, r.parent, true)
 		}},
 		{"the holder's heartbeat", func(r *earliestRig) {
-			r.f.clock.Advance(30 * s)
+			r.f.clock.Advance(30*s - r.elapsed)
 			_, _ = r.f.e.Heartbeat(&Call{Session: r.holder})
 			_, _ = r.f.e.Validate(r.f.sys(), r.lease)
 		}},
@@ -73,6 +77,13 @@ func TestEarliestInstantEndsLease(t *testing.T) {
 			t.Run(fmt.Sprintf("%s/%s", tc.name, d.name), func(t *testing.T) {
 				t.Parallel()
 				r := newEarliestRig(t, tc.ttl, tc.hold, tc.task, tc.parent, tc.sibling)
+				if tc.beat != 0 {
+					r.f.clock.Advance(tc.beat)
+					r.elapsed = tc.beat
+					if _, err := r.f.e.Heartbeat(&Call{Session: r.holder}); err != nil {
+						t.Fatal(err)
+					}
+				}
 				d.decide(r)
 				_, err := r.f.e.Validate(r.f.sys(), r.lease)
 				leaseErr(t, err, r.lease, tc.want)
@@ -88,6 +99,7 @@ type earliestRig struct {
 	parent, task  ID
 	holder, other ID
 	lease         ID
+	elapsed       time.Duration // since the start, before the decider runs
 }
 
 func newEarliestRig(t *testing.T, ttl, hold, task, parent, sibling time.Duration) *earliestRig {
