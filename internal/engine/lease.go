@@ -396,8 +396,9 @@ func (e *Engine) newLease() *lease {
 	return new(lease)
 }
 
-// freeLease keeps an ended lease for reuse. Nothing refers to a lease once it
-// has ended: the maps and lists dropped it, timers and waiters hold its id.
+// freeLease keeps an ended lease for reuse, zeroed so that it keeps nothing
+// alive. Nothing refers to a lease once it has ended: the maps and lists
+// dropped it, timers and waiters hold its id.
 func (e *Engine) freeLease(l *lease) {
 	if len(e.freeLeases) < maxFreeLeases {
 		*l = lease{}

@@ -40,36 +40,45 @@ func TestEarliestInstantEndsLease(t *testing.T) {
 	}
 	deciders := []struct {
 		name   string
-		decide func(r *earliestRig)
+		decide func(r *earliestRig) error // a decider that names the lease returns its answer
 	}{
-		{"reaper at the end", func(r *earliestRig) { r.f.clock.Advance(30*s - r.elapsed); r.f.e.Reap(r.f.sys()) }},
-		{"reaper every second", func(r *earliestRig) {
+		{"reaper at the end", func(r *earliestRig) error {
+			r.f.clock.Advance(30*s - r.elapsed)
+			r.f.e.Reap(r.f.sys())
+			return nil
+		}},
+		{"reaper every second", func(r *earliestRig) error {
 			for r.elapsed < 30*s {
 				r.f.clock.Advance(s)
 				r.elapsed += s
 				r.f.e.Reap(r.f.sys())
 			}
+			return nil
 		}},
-		{"validate by the daemon", func(r *earliestRig) {
+		{"validate by the daemon", func(r *earliestRig) error {
 			r.f.clock.Advance(30*s - r.elapsed)
-			_, _ = r.f.e.Validate(r.f.sys(), r.lease)
+			_, err := r.f.e.Validate(r.f.sys(), r.lease)
+			return err
 		}},
-		{"release by the holder's scope", func(r *earliestRig) {
+		{"release by the holder's scope", func(r *earliestRig) error {
 			r.f.clock.Advance(30*s - r.elapsed)
-			_, _ = r.f.e.Release(&Call{Session: r.other}, r.lease, Report{})
+			_, err := r.f.e.Release(&Call{Session: r.other}, r.lease, Report{})
+			return err
 		}},
-		{"consume on the task", func(r *earliestRig) {
+		{"consume on the task", func(r *earliestRig) error {
 			r.f.clock.Advance(30*s - r.elapsed)
 			_ = r.f.e.Consume(&Call{Session: r.other}, r.task, "http", 1)
+			return nil
 		}},
-		{"describe the parent's children", func(r *earliestRig) {
+		{"describe the parent's children", func(r *earliestRig) error {
 			r.f.clock.Advance(30*s - r.elapsed)
 			_, _, _ = r.f.e.Describe(&Call{Session: r.other}, r.parent, true)
+			return nil
 		}},
-		{"the holder's heartbeat", func(r *earliestRig) {
+		{"the holder's heartbeat", func(r *earliestRig) error {
 			r.f.clock.Advance(30*s - r.elapsed)
 			_, _ = r.f.e.Heartbeat(&Call{Session: r.holder})
-			_, _ = r.f.e.Validate(r.f.sys(), r.lease)
+			return nil
 		}},
 	}
 	for _, tc := range cases {
@@ -84,7 +93,9 @@ func TestEarliestInstantEndsLease(t *testing.T) {
 						t.Fatal(err)
 					}
 				}
-				d.decide(r)
+				if err := d.decide(r); err != nil {
+					leaseErr(t, err, r.lease, tc.want)
+				}
 				_, err := r.f.e.Validate(r.f.sys(), r.lease)
 				leaseErr(t, err, r.lease, tc.want)
 			})
