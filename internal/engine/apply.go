@@ -42,6 +42,8 @@ func (e *Engine) applyLocked(ev *Event) error {
 		err = e.applyRateReset(ev)
 	case KindRateDrained:
 		err = e.applyRateDrained(ev)
+	case KindKeysForgotten:
+		err = e.applyKeysForgotten(ev)
 	default:
 		err = corrupt("event %d has unknown kind %d", ev.Seq, ev.Kind)
 	}
@@ -101,6 +103,7 @@ func (e *Engine) applyNodeCreated(ev *Event) error {
 	if n.deadline != 0 && n.eff == n.deadline {
 		e.timers.pushDeadline(n.deadline, n.id)
 	}
+	e.markKeyed(n, sp)
 	e.markNode(n)
 	e.markNode(p)
 	if ch := ev.Charge; ch != nil {

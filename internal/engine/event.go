@@ -27,7 +27,8 @@ const (
 	KindRateSet        Kind = 15 // Node, Name: resource, Rate (nil removes the rate cap)
 	KindRateReset      Kind = 16 // Node, Name: resource; the bucket is full again
 	KindRateDrained    Kind = 17 // Node, Name: resource, Amount: a refused charge that emptied the rate caps refusing it
-	kindEnd            Kind = 18
+	KindKeysForgotten  Kind = 18 // IDs: idle key nodes (and group nodes they emptied), in the order they go
+	kindEnd            Kind = 19
 )
 
 var kindNames = [...]string{
@@ -36,7 +37,7 @@ var kindNames = [...]string{
 	KindNodesRemoved: "nodes_removed", KindConsumed: "consumed", KindLeaseGranted: "lease_granted",
 	KindLeaseReleased: "lease_released", KindLeaseExpired: "lease_expired", KindQuotaSet: "quota_set",
 	KindLimitSet: "limit_set", KindDefaultsSet: "defaults_set", KindRateSet: "rate_set",
-	KindRateReset: "rate_reset", KindRateDrained: "rate_drained",
+	KindRateReset: "rate_reset", KindRateDrained: "rate_drained", KindKeysForgotten: "keys_forgotten",
 }
 
 func (k Kind) String() string {

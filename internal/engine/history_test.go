@@ -6,6 +6,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"strconv"
+	"sync/atomic"
 	"testing"
 	"time"
 )
@@ -30,15 +31,28 @@ func historySize() (histories, steps int) {
 // TestRandomHistories drives the engine through random operations, checks all
 // nine invariants after every step, then replays each history three ways
 // (events only, mid-run snapshot plus later events, final snapshot) and
-// compares the result with the live engine field by field.
+// compares the result with the live engine field by field. Between them the
+// histories must forget idle keys, so that replay is seen to forget them too.
 func TestRandomHistories(t *testing.T) {
 	histories, steps := historySize()
+	var forgotten atomic.Int64
+	t.Cleanup(func() {
+		if histories*steps >= 10_000 && forgotten.Load() == 0 {
+			t.Errorf("no history forgot an idle key")
+		}
+		t.Logf("idle keys forgotten: %d", forgotten.Load())
+	})
 	for seed := range histories {
 		t.Run(fmt.Sprint("seed=", seed), func(t *testing.T) {
 			t.Parallel()
 			h := newHistory(t, uint64(seed))
 			h.run(steps)
 			h.checkReplays()
+			for _, ev := range h.rec.events {
+				if ev.Kind == KindKeysForgotten {
+					forgotten.Add(int64(len(ev.IDs)))
+				}
+			}
 		})
 	}
 }
@@ -102,6 +116,9 @@ func newHistory(t *testing.T, seed uint64) *history {
 	must(t, h.e.SetLimit(sys, RootID, "db", ptr(4)))
 	must(t, h.e.SetQuota(sys, RootID, "http", ptr(200)))
 	must(t, h.e.SetRate(sys, RootID, "retry", &Rate{Limit: 20, Period: 3 * time.Second, Burst: 6, Algorithm: LeakyBucket}))
+	set := DefaultSettings()
+	set.KeyIdle = 2 * time.Second
+	must(t, h.e.Configure(sys, set))
 	for range 4 {
 		h.openSession()
 	}
@@ -193,6 +210,7 @@ func (h *history) run(steps int) {
 		{6, "advance", h.opAdvance}, {3, "reap", h.opReap}, {5, "edit", h.opEdit},
 		{2, "defaults", h.opDefaults}, {4, "outside", h.opOutside}, {3, "validate", h.opValidate},
 		{3, "repeat", h.opRepeat}, {1, "settings", h.opSettings}, {2, "describe", h.opDescribe},
+		{8, "keyed", h.opKeyed},
 	}
 	total := 0
 	for _, o := range ops {
@@ -613,8 +631,47 @@ func (h *history) remembered(s ID, req string, old *Event) bool {
 
 func (h *history) opSettings() {
 	s := Settings{TombstoneTTL: time.Duration(h.rng.IntN(5)) * time.Second, NodeRetention: time.Duration(h.rng.IntN(10)) * time.Second,
-		MaxScheduleWait: time.Duration(h.rng.IntN(30)) * time.Second}
+		MaxScheduleWait: time.Duration(h.rng.IntN(30)) * time.Second, KeyIdle: time.Duration(h.rng.IntN(6)) * time.Second}
 	must(h.t, h.e.Configure(&Call{}, s))
+}
+
+// opKeyed consumes on a keyed limit under a node of the session's scope and
+// lists the nodes it creates, so that every other operation reaches them
+// too and Reap forgets them only when nothing on them tells them apart from
+// new ones.
+func (h *history) opKeyed() {
+	s := h.live()
+	k := KeyedLimit{
+		Parent: h.nodeFor(s), Group: fmt.Sprint("g", h.rng.IntN(2)), Key: fmt.Sprint("k", h.rng.IntN(4)),
+		Resource: []string{"http", "retry"}[h.rng.IntN(2)], Rate: h.keyRate(), Reset: h.rng.IntN(12) == 0,
+	}
+	amount := int64(h.rng.IntN(4))
+	var o ConsumeOptions
+	switch h.rng.IntN(4) {
+	case 0:
+		o.MaxWait = time.Duration(h.rng.IntN(20_000)) * time.Millisecond
+	case 1:
+		o.Drain = true
+	}
+	before := len(h.rec.events)
+	_, _ = h.e.ConsumeKeyed(&Call{Session: s}, k, amount, o)
+	for _, ev := range h.rec.events[before:] {
+		if ev.Kind == KindNodeCreated {
+			h.nodes = append(h.nodes, ev.Target)
+		}
+	}
+}
+
+// keyRate is half the time one of two rates, so that keys keep their
+// buckets, and otherwise any rate.
+func (h *history) keyRate() Rate {
+	switch h.rng.IntN(4) {
+	case 0:
+		return Rate{Limit: 5, Period: time.Second}
+	case 1:
+		return Rate{Limit: 4, Period: 1500 * time.Millisecond, Burst: 2, Algorithm: LeakyBucket}
+	}
+	return h.randomRate()
 }
 
 func (h *history) opDescribe() {

@@ -85,9 +85,9 @@ func (e *Engine) keyNodeLocked(s *session, p *node, name string, k *KeyedLimit, 
 	if p.depth >= MaxDepth {
 		return nil, invalid("parent", "the tree is at most %d levels deep", MaxDepth)
 	}
-	spec := &Spec{Name: name}
+	spec := &Spec{Name: name, Keyed: KeyGroup}
 	if k != nil {
-		spec.Rates = map[string]Rate{k.Resource: k.Rate}
+		spec.Rates, spec.Keyed = map[string]Rate{k.Resource: k.Rate}, KeyNode
 	}
 	ev := e.stampedLocked(s, &Event{Kind: KindNodeCreated, Target: e.next, Node: p.id, Spec: spec})
 	e.emitLocked(ev, now)

@@ -23,6 +23,9 @@ type node struct {
 	byName   map[string]*node // newest child of each name
 	leases   leaseList        // live leases acquired on this node itself
 
+	keyed  Keyed  // the part it plays for ConsumeKeyed
+	keyRes string // a key node's resource
+
 	scoped int  // live sessions scoped to this node
 	dirty  bool // changed since the last snapshot capture
 }

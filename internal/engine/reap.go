@@ -2,7 +2,8 @@ package engine
 
 // Reap takes every decision that time has made and no call has taken yet:
 // sessions that lapsed, deadlines that passed, holds that ran out (in the
-// order of their instants), ended nodes past their retention. It also forgets tombstones whose time is up.
+// order of their instants), ended nodes past their retention, key nodes idle
+// for Settings.KeyIdle. It also forgets tombstones whose time is up.
 // Every call that touches an object makes the same decision about it, so
 // results never depend on when Reap runs; only promptness does. It returns
 // how many events it emitted.
@@ -14,6 +15,7 @@ func (e *Engine) Reap(c *Call) int {
 	e.reapDueLocked(now)
 	e.reapTombsLocked(now)
 	e.reapRemovalsLocked(now)
+	e.reapKeysLocked(now)
 	e.finishLocked(c, now) // the grants of freed slots are Reap's events too
 	return int(e.seq - start)
 }

@@ -33,6 +33,8 @@ type NodeRec struct {
 	Res      map[string]ResRec   `json:"res,omitempty"`
 	Cls      map[string]ClassRec `json:"cls,omitempty"`
 	Defaults Defaults            `json:"defaults"`
+	Keyed    Keyed               `json:"keyed,omitempty"`
+	KeyRes   string              `json:"key_res,omitempty"`
 }
 
 // ResRec is one resource of one node.
@@ -96,6 +98,7 @@ func (n *node) record() NodeRec {
 	r := NodeRec{
 		ID: n.id, Name: n.name, State: n.state, Created: n.created, Ended: n.ended,
 		Deadline: n.deadline, Weight: n.weight, Priority: n.priority, Defaults: cloneDefaults(n.defaults),
+		Keyed: n.keyed, KeyRes: n.keyRes,
 	}
 	if n.parent != nil {
 		r.Parent = n.parent.id

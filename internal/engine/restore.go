@@ -48,7 +48,10 @@ func (e *Engine) restoreNodes(recs []NodeRec) error {
 		n := &node{
 			id: r.ID, name: r.Name, state: r.State, created: r.Created, ended: r.Ended,
 			deadline: r.Deadline, eff: r.Deadline, weight: r.Weight, priority: r.Priority,
-			defaults: cloneDefaults(r.Defaults),
+			defaults: cloneDefaults(r.Defaults), keyed: r.Keyed, keyRes: r.KeyRes,
+		}
+		if r.Keyed > KeyNode || (r.Keyed == KeyNode) != (r.KeyRes != "") || r.KeyRes != "" && validKey("key_res", r.KeyRes) != nil {
+			return corrupt("snapshot node %d has a bad keyed part %d or key resource %q", r.ID, r.Keyed, r.KeyRes)
 		}
 		if err := e.linkNode(n, r.Parent); err != nil {
 			return err
@@ -110,6 +113,9 @@ func (e *Engine) scheduleNode(n *node) {
 	}
 	if n.deadline != 0 && n.eff == n.deadline {
 		e.timers.pushDeadline(n.deadline, n.id)
+	}
+	if n.keyed != NotKeyed {
+		e.timers.pushKey(n.created, n.id)
 	}
 }
 

@@ -8,6 +8,7 @@ type timers struct {
 	holds     timerQueue // lease hold limits
 	removals  timerHeap  // when a node ended; due after the retention
 	tombs     timerQueue // when a tombstone may be forgotten
+	keys      timerHeap  // when a keyed node may have started to hold only what a new one would
 }
 
 type timerEntry struct {
@@ -165,3 +166,4 @@ func (t *timers) pushDeadline(at int64, id ID) { t.deadlines.push(timerEntry{at,
 func (t *timers) pushHold(at int64, id ID)     { t.holds.push(timerEntry{at, id}) }
 func (t *timers) pushRemoval(at int64, id ID)  { t.removals.push(timerEntry{at, id}) }
 func (t *timers) pushTomb(at int64, id ID)     { t.tombs.push(timerEntry{at, id}) }
+func (t *timers) pushKey(at int64, id ID)      { t.keys.push(timerEntry{at, id}) }

@@ -143,6 +143,9 @@ func (e *Engine) create(c *Call, parent ID, spec Spec, charge *Charge, ensure bo
 	if err := validSpec(&spec); err != nil {
 		return NodeInfo{}, false, err
 	}
+	if spec.Keyed != NotKeyed {
+		return NodeInfo{}, false, invalid("keyed", "is set only by a keyed consume; leave it 0")
+	}
 	if err := validRequest(c); err != nil {
 		return NodeInfo{}, false, err
 	}

@@ -61,6 +61,8 @@ type Spec struct {
 	Deadline int64            `json:"deadline,omitempty"` // unix nanoseconds; 0 is none
 	Weight   int32            `json:"weight,omitempty"`   // share of the fair queue, for a tenant; 0 means 1
 	Priority int32            `json:"priority,omitempty"` // higher is served first inside a tenant
+	// Keyed is set only by ConsumeKeyed, on the nodes it creates.
+	Keyed Keyed `json:"keyed,omitempty"`
 }
 
 // Caps is a set of quotas (resource to cap), concurrency limits (class to
@@ -95,6 +97,10 @@ type Settings struct {
 	// MaxScheduleWait is the longest wait a consume with MaxWait may be
 	// booked for, whatever the caller asked; 0 books nothing.
 	MaxScheduleWait time.Duration `json:"max_schedule_wait,omitempty"`
+	// KeyIdle is how long a node ConsumeKeyed created stays once it is in
+	// the state a new one would start in before it is forgotten; 0 keeps
+	// every key.
+	KeyIdle time.Duration `json:"key_idle,omitempty"`
 }
 
 // DefaultSettings are the settings of a new engine.

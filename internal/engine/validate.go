@@ -75,7 +75,7 @@ func validSpec(s *Spec) error {
 	if s.Priority < -maxPriority || s.Priority > maxPriority {
 		return invalid("priority", "must be between %d and %d, got %d", -maxPriority, maxPriority, s.Priority)
 	}
-	return nil
+	return validKeyedSpec(s)
 }
 
 func validDefaults(d *Defaults) error {
@@ -117,6 +117,9 @@ func validSettings(s *Settings) error {
 	}
 	if s.MaxScheduleWait < 0 || s.MaxScheduleWait > maxScheduleWait {
 		return invalid("max_schedule_wait", "must be between 0 (no scheduled admission) and %s, got %s", time.Duration(maxScheduleWait), s.MaxScheduleWait)
+	}
+	if s.KeyIdle < 0 {
+		return invalid("key_idle", "must not be negative (0 keeps every key), got %s", s.KeyIdle)
 	}
 	return nil
 }

@@ -175,7 +175,7 @@ func (h *hub) applyLocked(ev *engine.Event) {
 		if n := h.nodes[ev.Node]; n != nil && n.state == engine.Active {
 			h.endLocked(n, ev.State, ev.Time, nil, "")
 		}
-	case engine.KindNodesRemoved:
+	case engine.KindNodesRemoved, engine.KindKeysForgotten:
 		for _, id := range ev.IDs {
 			if n := h.nodes[id]; n != nil {
 				h.removeLocked(n)
