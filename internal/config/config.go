@@ -190,7 +190,7 @@ func base() *Config {
 			MaxBatch:   1024,
 		},
 		Log:        Log{Level: "info", Format: "text"},
-		Gubernator: Gubernator{Resource: DefaultGubernatorResource},
+		Gubernator: Gubernator{Resource: DefaultGubernatorResource, IdleTTL: DefaultGubernatorIdleTTL},
 	}
 }
 

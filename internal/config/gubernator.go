@@ -1,10 +1,20 @@
 package config
 
-import "slices"
+import (
+	"slices"
+	"time"
+)
 
 // DefaultGubernatorResource is the resource Gubernator-compatible rate
 // limits are kept on when the file names none.
 const DefaultGubernatorResource = "gubernator"
+
+// DefaultGubernatorIdleTTL is how long a key stays idle before it is
+// forgotten when the file does not say.
+const DefaultGubernatorIdleTTL = time.Hour
+
+// maxIdleTTL is the longest idle_ttl the file may set.
+const maxIdleTTL = 366 * 24 * time.Hour
 
 // Gubernator configures the Gubernator-compatible API that governord serves
 // on its API port beside its own: gRPC service pb.gubernator.V1 and the HTTP
@@ -21,12 +31,20 @@ type Gubernator struct {
 	// Resource is the resource the rate caps are on, so that caps on it
 	// higher up (on the tenant, on the root) bound all the keys together.
 	Resource string `yaml:"resource"`
+	// IdleTTL is how long a key stays in the tree once it holds only what a
+	// new key would (its bucket full, nothing booked, no cap of an admin's)
+	// before it is forgotten; forgetting changes no answer. 0 keeps every
+	// key. Default: 1h.
+	IdleTTL time.Duration `yaml:"idle_ttl"`
 }
 
 // checkGubernator checks the Gubernator-compatible API's section.
 func (c *Config) checkGubernator(k *checker) {
 	g := c.Gubernator
 	checkName(k, "gubernator.resource", g.Resource, "resource")
+	if g.IdleTTL < 0 || g.IdleTTL > maxIdleTTL {
+		k.add("gubernator.idle_ttl", "must be between 0 (keep every key) and %s, got %s", maxIdleTTL, g.IdleTTL)
+	}
 	if !g.Enabled {
 		return
 	}

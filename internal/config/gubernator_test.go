@@ -3,6 +3,7 @@ package config
 import (
 	"errors"
 	"testing"
+	"time"
 )
 
 // TestGubernatorMistakes checks every message the gubernator section can
@@ -21,7 +22,11 @@ func TestGubernatorMistakes(t *testing.T) {
 		{"bad resource", "gubernator:\n  resource: Rate Limits\n",
 			"g.yaml:2: gubernator.resource: not a valid resource name: use 1 to 64 characters of a-z, 0-9, '_', '.' and '-', starting with a letter"},
 		{"unknown key", "gubernator:\n  tenants: a\n",
-			"g.yaml:2: gubernator.tenants: unknown key; allowed here: enabled, tenant, resource"},
+			"g.yaml:2: gubernator.tenants: unknown key; allowed here: enabled, tenant, resource, idle_ttl"},
+		{"negative idle_ttl", "gubernator:\n  idle_ttl: -1s\n",
+			"g.yaml:2: gubernator.idle_ttl: must be between 0 (keep every key) and 8784h0m0s, got -1s"},
+		{"idle_ttl too long", "gubernator:\n  idle_ttl: 9000h\n",
+			"g.yaml:2: gubernator.idle_ttl: must be between 0 (keep every key) and 8784h0m0s, got 9000h0m0s"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -43,12 +48,14 @@ func TestGubernatorSection(t *testing.T) {
 		name, yaml string
 		want       Gubernator
 	}{
-		{"left out: off, default resource", "",
-			Gubernator{Resource: DefaultGubernatorResource}},
+		{"left out: off, default resource and idle time", "",
+			Gubernator{Resource: DefaultGubernatorResource, IdleTTL: time.Hour}},
 		{"disabled may leave the tenant out", "gubernator: {enabled: false}\n",
+			Gubernator{Resource: DefaultGubernatorResource, IdleTTL: time.Hour}},
+		{"enabled on a tenant", "tenants:\n  - {name: a, api_key: " + keyA + "}\ngubernator: {enabled: true, tenant: a, resource: api-calls, idle_ttl: 10m}\n",
+			Gubernator{Enabled: true, Tenant: "a", Resource: "api-calls", IdleTTL: 10 * time.Minute}},
+		{"idle_ttl 0 keeps every key", "gubernator: {idle_ttl: 0s}\n",
 			Gubernator{Resource: DefaultGubernatorResource}},
-		{"enabled on a tenant", "tenants:\n  - {name: a, api_key: " + keyA + "}\ngubernator: {enabled: true, tenant: a, resource: api-calls}\n",
-			Gubernator{Enabled: true, Tenant: "a", Resource: "api-calls"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

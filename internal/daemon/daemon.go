@@ -149,6 +149,7 @@ func (d *Daemon) open(ctx context.Context, clock engine.Clock) error {
 			TombstoneTTL:    cfg.Retention.Tombstones,
 			NodeRetention:   cfg.Retention.Nodes,
 			MaxScheduleWait: cfg.MaxScheduleWait,
+			KeyIdle:         cfg.Gubernator.IdleTTL,
 		},
 		SnapshotEvery: every,
 		Writer: eventlog.WriterOptions{
