@@ -76,7 +76,7 @@ func (e *Engine) applyNodeCreated(ev *Event) error {
 	n := &node{
 		id: ev.Target, parent: p, tenant: p.tenant, name: sp.Name, depth: p.depth + 1,
 		created: ev.Time, deadline: sp.Deadline, eff: minDeadline(sp.Deadline, p.eff),
-		weight: sp.Weight, priority: sp.Priority,
+		weight: sp.Weight, priority: sp.Priority, retention: int64(sp.Retention),
 	}
 	if p == e.root {
 		n.tenant = n

@@ -48,7 +48,11 @@ func (h argHash) caps(m map[string]int64) argHash {
 }
 
 func (h argHash) spec(s *Spec) argHash {
-	return h.str(s.Name).caps(s.Quotas).caps(s.Limits).num(s.Deadline).num(int64(s.Weight)).num(int64(s.Priority)).rates(s.Rates)
+	h = h.str(s.Name).caps(s.Quotas).caps(s.Limits).num(s.Deadline).num(int64(s.Weight)).num(int64(s.Priority)).rates(s.Rates)
+	if s.Retention != 0 { // left out when unset, so the hashes recorded before it existed still match
+		h = h.byte('r').num(int64(s.Retention))
+	}
+	return h
 }
 
 func (h argHash) opt(v *int64) argHash {

@@ -291,6 +291,9 @@ func (h *history) randomSpec(name string) Spec {
 	if h.rng.IntN(5) == 0 {
 		sp.Deadline = h.clock.Now().Add(time.Duration(1+h.rng.IntN(20)) * time.Second).UnixNano()
 	}
+	if h.rng.IntN(4) == 0 {
+		sp.Retention = time.Duration(h.rng.IntN(30)) * time.Second
+	}
 	return sp
 }
 

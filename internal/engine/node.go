@@ -23,6 +23,8 @@ type node struct {
 	byName   map[string]*node // newest child of each name
 	leases   leaseList        // live leases acquired on this node itself
 
+	retention int64 // its spec's retention, nanoseconds
+
 	keyed  Keyed  // the part it plays for ConsumeKeyed
 	keyRes string // a key node's resource
 

@@ -82,9 +82,9 @@ func (e *Engine) reapRemovalsLocked(now int64) {
 		}
 		n := e.nodes[t.id]
 		switch {
-		case n == nil || n.state == Active || n.ended != t.at:
-		case n.ended+retention > now:
-			later = append(later, timerEntry{n.ended, n.id})
+		case n == nil || n.state == Active:
+		case n.ended+e.keptFor(n) > now:
+			later = append(later, timerEntry{n.ended + e.keptFor(n) - retention, n.id})
 		case scopedInside(n):
 			later = append(later, timerEntry{now, n.id})
 		default:
@@ -97,6 +97,12 @@ func (e *Engine) reapRemovalsLocked(now int64) {
 	if ids = topmost(e, ids); len(ids) > 0 {
 		e.emitLocked(&Event{Kind: KindNodesRemoved, IDs: ids}, now)
 	}
+}
+
+// keptFor is how long n stays in the tree once ended: the node_retention
+// setting, or its own retention when longer.
+func (e *Engine) keptFor(n *node) int64 {
+	return max(int64(e.settings.NodeRetention), n.retention)
 }
 
 // topmost drops the ids that lie beneath another id of the list: removing a

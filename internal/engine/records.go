@@ -21,20 +21,21 @@ type Snapshot struct {
 
 // NodeRec is a node as a snapshot stores it.
 type NodeRec struct {
-	ID       ID                  `json:"id"`
-	Parent   ID                  `json:"parent,omitempty"`
-	Name     string              `json:"name"`
-	State    State               `json:"state,omitempty"`
-	Created  int64               `json:"created,omitempty"`
-	Ended    int64               `json:"ended,omitempty"`
-	Deadline int64               `json:"deadline,omitempty"`
-	Weight   int32               `json:"weight,omitempty"`
-	Priority int32               `json:"priority,omitempty"`
-	Res      map[string]ResRec   `json:"res,omitempty"`
-	Cls      map[string]ClassRec `json:"cls,omitempty"`
-	Defaults Defaults            `json:"defaults"`
-	Keyed    Keyed               `json:"keyed,omitempty"`
-	KeyRes   string              `json:"key_res,omitempty"`
+	ID        ID                  `json:"id"`
+	Parent    ID                  `json:"parent,omitempty"`
+	Name      string              `json:"name"`
+	State     State               `json:"state,omitempty"`
+	Created   int64               `json:"created,omitempty"`
+	Ended     int64               `json:"ended,omitempty"`
+	Deadline  int64               `json:"deadline,omitempty"`
+	Weight    int32               `json:"weight,omitempty"`
+	Priority  int32               `json:"priority,omitempty"`
+	Res       map[string]ResRec   `json:"res,omitempty"`
+	Cls       map[string]ClassRec `json:"cls,omitempty"`
+	Defaults  Defaults            `json:"defaults"`
+	Retention int64               `json:"retention,omitempty"`
+	Keyed     Keyed               `json:"keyed,omitempty"`
+	KeyRes    string              `json:"key_res,omitempty"`
 }
 
 // ResRec is one resource of one node.
@@ -98,7 +99,7 @@ func (n *node) record() NodeRec {
 	r := NodeRec{
 		ID: n.id, Name: n.name, State: n.state, Created: n.created, Ended: n.ended,
 		Deadline: n.deadline, Weight: n.weight, Priority: n.priority, Defaults: cloneDefaults(n.defaults),
-		Keyed: n.keyed, KeyRes: n.keyRes,
+		Retention: n.retention, Keyed: n.keyed, KeyRes: n.keyRes,
 	}
 	if n.parent != nil {
 		r.Parent = n.parent.id

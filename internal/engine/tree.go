@@ -175,7 +175,7 @@ func (e *Engine) create(c *Call, parent ID, spec Spec, charge *Charge, ensure bo
 		return e.recalledNode(id, now, err)
 	}
 	if ensure {
-		if n := p.byName[spec.Name]; n != nil && (n.state == Active || now < n.ended+int64(e.settings.NodeRetention)) {
+		if n := p.byName[spec.Name]; n != nil && (n.state == Active || now < n.ended+e.keptFor(n)) {
 			if err := e.activeLocked(n, now); err != nil && err != ErrNodeEnded {
 				return NodeInfo{}, false, err
 			}

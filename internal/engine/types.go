@@ -13,6 +13,9 @@ const RootID ID = 1
 // MaxDepth is the deepest a node may sit below the root.
 const MaxDepth = 32
 
+// MaxRetention is the longest retention a spec may give its node.
+const MaxRetention = 366 * 24 * time.Hour
+
 // RequestMemory is how many request ids each session remembers.
 const RequestMemory = 1024
 
@@ -61,6 +64,11 @@ type Spec struct {
 	Deadline int64            `json:"deadline,omitempty"` // unix nanoseconds; 0 is none
 	Weight   int32            `json:"weight,omitempty"`   // share of the fair queue, for a tenant; 0 means 1
 	Priority int32            `json:"priority,omitempty"` // higher is served first inside a tenant
+	// Retention is how long the node stays in the tree once it has ended,
+	// if longer than the node_retention setting; 0 is the setting. A
+	// caller that finds its node again by name (Ensure) sets it, so that an
+	// ended node is found ended, not made anew, for as long as it needs.
+	Retention time.Duration `json:"retention,omitempty"`
 	// Keyed is set only by ConsumeKeyed, on the nodes it creates.
 	Keyed Keyed `json:"keyed,omitempty"`
 }

@@ -75,6 +75,9 @@ func validSpec(s *Spec) error {
 	if s.Priority < -maxPriority || s.Priority > maxPriority {
 		return invalid("priority", "must be between %d and %d, got %d", -maxPriority, maxPriority, s.Priority)
 	}
+	if s.Retention < 0 || s.Retention > MaxRetention {
+		return invalid("retention", "must be between 0 (the node_retention setting) and %s, got %s", MaxRetention, s.Retention)
+	}
 	return validKeyedSpec(s)
 }
 
