@@ -48,7 +48,10 @@ func (e *Engine) restoreNodes(recs []NodeRec) error {
 		n := &node{
 			id: r.ID, name: r.Name, state: r.State, created: r.Created, ended: r.Ended,
 			deadline: r.Deadline, eff: r.Deadline, weight: r.Weight, priority: r.Priority,
-			defaults: cloneDefaults(r.Defaults), keyed: r.Keyed, keyRes: r.KeyRes,
+			defaults: cloneDefaults(r.Defaults), retention: r.Retention, keyed: r.Keyed, keyRes: r.KeyRes,
+		}
+		if r.Retention < 0 || r.Retention > int64(MaxRetention) {
+			return corrupt("snapshot node %d has a bad retention %d", r.ID, r.Retention)
 		}
 		if r.Keyed > KeyNode || (r.Keyed == KeyNode) != (r.KeyRes != "") || r.KeyRes != "" && validKey("key_res", r.KeyRes) != nil {
 			return corrupt("snapshot node %d has a bad keyed part %d or key resource %q", r.ID, r.Keyed, r.KeyRes)
