@@ -81,15 +81,26 @@ func TestHookRefusesASubagentOverTheRunsAgentsBudget(t *testing.T) {
 	}
 }
 
+// shortRetention is governord's retention.nodes in the tests that check a
+// run outlives it: an ended run without a retention of its own would be
+// removed, and its session given a fresh run, within a few reaps.
+const shortRetention = 300 * time.Millisecond
+
+// TestHookKeepsACancelledRunRefused cancels a run and finds it refused
+// after governord's own retention has passed: the run keeps itself for the
+// hook's --ttl.
 func TestHookKeepsACancelledRunRefused(t *testing.T) {
 	t.Parallel()
-	d := startGovernord(t, testConfig(""))
+	cfg := testConfig("")
+	cfg.Retention.Nodes = shortRetention
+	d := startGovernord(t, cfg)
 	env, state := envFor(d, teamAKey), t.TempDir()
 	if r := governor(t, env, payload(t, "claude/pre_tool_use.json", "to-cancel", "t1", ""), hookArgs("claude", state)...); r.code != 0 {
 		t.Fatalf("first call refused\n%s", r)
 	}
 	r := governor(t, envFor(d, adminKey), nil, "cancel", "team-a/claude:to-cancel", "--reason", "runaway")
 	mustContain(t, r, 0, "cancelled")
+	time.Sleep(3 * shortRetention)
 	for i := range 2 {
 		r := governor(t, env, payload(t, "claude/pre_tool_use.json", "to-cancel", fmt.Sprintf("t%d", i+2), ""), hookArgs("claude", state)...)
 		mustContain(t, r, 2, `the run "claude:to-cancel" was cancelled`, "Do not retry")
@@ -352,11 +363,15 @@ func TestHookGivesBackALeaseItCannotRecord(t *testing.T) {
 	}
 }
 
+// TestHookRefusesARunPastItsTTL finds a run refused once its TTL has
+// passed, and still refused after governord's own retention has passed too.
 func TestHookRefusesARunPastItsTTL(t *testing.T) {
 	t.Parallel()
-	d := startGovernord(t, testConfig(""))
+	cfg := testConfig("")
+	cfg.Retention.Nodes = shortRetention
+	d := startGovernord(t, cfg)
 	env, state := envFor(d, teamBKey), t.TempDir() // no budget: only the TTL ends the run
-	args := hookArgs("codex", state, "--ttl", "1s")
+	args := hookArgs("codex", state, "--ttl", "2s")
 	if r := governor(t, env, payload(t, "codex/pre_tool_use.json", "short", "t1", ""), args...); r.code != 0 {
 		t.Fatalf("first call refused\n%s", r)
 	}
@@ -365,11 +380,14 @@ func TestHookRefusesARunPastItsTTL(t *testing.T) {
 		r := governor(t, env, payload(t, "codex/pre_tool_use.json", "short", fmt.Sprintf("t-%d", time.Now().UnixNano()), ""), args...)
 		if r.code == 2 {
 			mustContain(t, r, 2, `the run "codex:short" is past its deadline`)
-			return
+			break
 		}
 		if time.Now().After(deadline) {
-			t.Fatalf("a run with a 1s TTL still runs tools after 15s\n%s", r)
+			t.Fatalf("a run with a 2s TTL still runs tools after 15s\n%s", r)
 		}
 		time.Sleep(200 * time.Millisecond)
 	}
+	time.Sleep(3 * shortRetention) // well inside the 2s the run keeps itself once ended
+	r := governor(t, env, payload(t, "codex/pre_tool_use.json", "short", "t-last", ""), args...)
+	mustContain(t, r, 2, `the run "codex:short" is past its deadline`)
 }

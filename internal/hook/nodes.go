@@ -2,18 +2,29 @@ package hook
 
 import (
 	"context"
+	"time"
 
 	"connectrpc.com/connect"
+	"google.golang.org/protobuf/types/known/durationpb"
 	"google.golang.org/protobuf/types/known/timestamppb"
 
 	governorv1 "governor.dev/governor/internal/gen/governor/v1"
 )
 
+// maxRetention is the longest retention governord takes in a node spec.
+const maxRetention = 366 * 24 * time.Hour
+
 // ensureRun finds or creates the run's node under the tenant. A new run
 // takes the tenant's defaults; a budget flag fills only a cap the defaults
-// leave out, which takes reading the defaults first, over a session.
+// leave out, which takes reading the defaults first, over a session. The run
+// asks governord to keep it for the TTL once it has ended, whatever its
+// retention.nodes: a cancelled or expired run found by a resumed session is
+// then refused, not started anew with a fresh budget.
 func (r *Runner) ensureRun(ctx context.Context, in Input) (*governorv1.NodeInfo, error) {
-	spec := &governorv1.NodeSpec{Deadline: timestamppb.New(r.opts.Now().Add(r.opts.TTL))}
+	spec := &governorv1.NodeSpec{
+		Deadline:  timestamppb.New(r.opts.Now().Add(r.opts.TTL)),
+		Retention: durationpb.New(min(r.opts.TTL, maxRetention)),
+	}
 	b := r.opts.Budgets
 	if b.ToolCalls > 0 || b.Agents > 0 || b.MaxConcurrentTools > 0 {
 		defaults, err := r.tenantDefaults(ctx)

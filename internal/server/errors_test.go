@@ -221,6 +221,8 @@ func TestBadArguments(t *testing.T) {
 		{"spec.weight", call(a.CreateNode(ctx, connect.NewRequest(&governorv1.CreateNodeRequest{Spec: &governorv1.NodeSpec{Name: "x", Weight: 1001}})))},
 		{"spec.priority", call(a.CreateNode(ctx, connect.NewRequest(&governorv1.CreateNodeRequest{Spec: &governorv1.NodeSpec{Name: "x", Priority: -1001}})))},
 		{"spec.deadline", call(a.CreateNode(ctx, connect.NewRequest(&governorv1.CreateNodeRequest{Spec: &governorv1.NodeSpec{Name: "x", Deadline: &timestamppb.Timestamp{Seconds: -5}}})))},
+		{"spec.retention", call(a.CreateNode(ctx, connect.NewRequest(&governorv1.CreateNodeRequest{Spec: &governorv1.NodeSpec{Name: "x", Retention: durationpb.New(-time.Second)}})))},
+		{"spec.retention", call(a.EnsureNode(ctx, connect.NewRequest(&governorv1.EnsureNodeRequest{Name: "x", Spec: &governorv1.NodeSpec{Retention: durationpb.New(engine.MaxRetention + time.Second)}})))},
 		{"name", call(a.EnsureNode(ctx, connect.NewRequest(&governorv1.EnsureNodeRequest{})))},
 		{"charge.amount", call(a.EnsureNode(ctx, connect.NewRequest(&governorv1.EnsureNodeRequest{Name: "x", Charge: &governorv1.Charge{Resource: "tokens"}})))},
 		{"charge.resource", call(a.EnsureNode(ctx, connect.NewRequest(&governorv1.EnsureNodeRequest{Name: "x", Charge: &governorv1.Charge{Amount: 1}})))},

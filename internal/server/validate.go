@@ -130,6 +130,12 @@ func checkSpec(field string, sp *governorv1.NodeSpec, name string, nameField str
 		return out, badField(field+".priority", fmt.Sprintf("must be between %d and %d, got %d", -maxPriority, maxPriority, sp.Priority))
 	}
 	out.Weight, out.Priority = int32(sp.Weight), sp.Priority
+	if sp.Retention != nil {
+		if sp.Retention.CheckValid() != nil || sp.Retention.AsDuration() < 0 || sp.Retention.AsDuration() > engine.MaxRetention {
+			return out, badField(field+".retention", "must be a duration from 0 to 366 days (8784h), or unset for governord's retention.nodes")
+		}
+		out.Retention = sp.Retention.AsDuration()
+	}
 	return out, nil
 }
 

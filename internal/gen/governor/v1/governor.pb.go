@@ -467,7 +467,11 @@ type NodeSpec struct {
 	// Order among the same tenant's waiters: higher is served first.
 	Priority int32 `protobuf:"varint,6,opt,name=priority,proto3" json:"priority,omitempty"`
 	// Rate caps for the node's whole subtree: resource name to rate.
-	Rates         map[string]*Rate `protobuf:"bytes,7,rep,name=rates,proto3" json:"rates,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"bytes,2,opt,name=value"`
+	Rates map[string]*Rate `protobuf:"bytes,7,rep,name=rates,proto3" json:"rates,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"bytes,2,opt,name=value"`
+	// How long the node stays in the tree once it has ended, so that
+	// EnsureNode still finds it ended rather than creating it anew: 0 to 366
+	// days. Unset or shorter than governord's retention.nodes: that.
+	Retention     *durationpb.Duration `protobuf:"bytes,8,opt,name=retention,proto3" json:"retention,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -547,6 +551,13 @@ func (x *NodeSpec) GetPriority() int32 {
 func (x *NodeSpec) GetRates() map[string]*Rate {
 	if x != nil {
 		return x.Rates
+	}
+	return nil
+}
+
+func (x *NodeSpec) GetRetention() *durationpb.Duration {
+	if x != nil {
+		return x.Retention
 	}
 	return nil
 }
@@ -3796,7 +3807,7 @@ var File_governor_v1_governor_proto protoreflect.FileDescriptor
 
 const file_governor_v1_governor_proto_rawDesc = "" +
 	"\n" +
-	"\x1agovernor/v1/governor.proto\x12\vgovernor.v1\x1a\x1egoogle/protobuf/duration.proto\x1a\x1fgoogle/protobuf/timestamp.proto\"\xfb\x03\n" +
+	"\x1agovernor/v1/governor.proto\x12\vgovernor.v1\x1a\x1egoogle/protobuf/duration.proto\x1a\x1fgoogle/protobuf/timestamp.proto\"\xb4\x04\n" +
 	"\bNodeSpec\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x129\n" +
 	"\x06quotas\x18\x02 \x03(\v2!.governor.v1.NodeSpec.QuotasEntryR\x06quotas\x129\n" +
@@ -3804,7 +3815,8 @@ const file_governor_v1_governor_proto_rawDesc = "" +
 	"\bdeadline\x18\x04 \x01(\v2\x1a.google.protobuf.TimestampR\bdeadline\x12\x16\n" +
 	"\x06weight\x18\x05 \x01(\rR\x06weight\x12\x1a\n" +
 	"\bpriority\x18\x06 \x01(\x05R\bpriority\x126\n" +
-	"\x05rates\x18\a \x03(\v2 .governor.v1.NodeSpec.RatesEntryR\x05rates\x1a9\n" +
+	"\x05rates\x18\a \x03(\v2 .governor.v1.NodeSpec.RatesEntryR\x05rates\x127\n" +
+	"\tretention\x18\b \x01(\v2\x19.google.protobuf.DurationR\tretention\x1a9\n" +
 	"\vQuotasEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
 	"\x05value\x18\x02 \x01(\x03R\x05value:\x028\x01\x1a9\n" +
@@ -4242,112 +4254,113 @@ var file_governor_v1_governor_proto_depIdxs = []int32{
 	58, // 1: governor.v1.NodeSpec.limits:type_name -> governor.v1.NodeSpec.LimitsEntry
 	69, // 2: governor.v1.NodeSpec.deadline:type_name -> google.protobuf.Timestamp
 	59, // 3: governor.v1.NodeSpec.rates:type_name -> governor.v1.NodeSpec.RatesEntry
-	70, // 4: governor.v1.Rate.period:type_name -> google.protobuf.Duration
-	0,  // 5: governor.v1.Rate.algorithm:type_name -> governor.v1.RateAlgorithm
-	1,  // 6: governor.v1.Rate.calendar:type_name -> governor.v1.CalendarUnit
-	8,  // 7: governor.v1.RateUsage.rate:type_name -> governor.v1.Rate
-	69, // 8: governor.v1.RateUsage.reset_time:type_name -> google.protobuf.Timestamp
-	60, // 9: governor.v1.ChildDefaults.quotas:type_name -> governor.v1.ChildDefaults.QuotasEntry
-	61, // 10: governor.v1.ChildDefaults.limits:type_name -> governor.v1.ChildDefaults.LimitsEntry
-	62, // 11: governor.v1.ChildDefaults.rates:type_name -> governor.v1.ChildDefaults.RatesEntry
-	63, // 12: governor.v1.Defaults.quotas:type_name -> governor.v1.Defaults.QuotasEntry
-	64, // 13: governor.v1.Defaults.limits:type_name -> governor.v1.Defaults.LimitsEntry
-	10, // 14: governor.v1.Defaults.children:type_name -> governor.v1.ChildDefaults
-	65, // 15: governor.v1.Defaults.rates:type_name -> governor.v1.Defaults.RatesEntry
-	3,  // 16: governor.v1.NodeInfo.state:type_name -> governor.v1.NodeState
-	69, // 17: governor.v1.NodeInfo.created_at:type_name -> google.protobuf.Timestamp
-	69, // 18: governor.v1.NodeInfo.ended_at:type_name -> google.protobuf.Timestamp
-	69, // 19: governor.v1.NodeInfo.deadline:type_name -> google.protobuf.Timestamp
-	66, // 20: governor.v1.NodeInfo.resources:type_name -> governor.v1.NodeInfo.ResourcesEntry
-	67, // 21: governor.v1.NodeInfo.classes:type_name -> governor.v1.NodeInfo.ClassesEntry
-	11, // 22: governor.v1.NodeInfo.defaults:type_name -> governor.v1.Defaults
-	68, // 23: governor.v1.NodeInfo.rates:type_name -> governor.v1.NodeInfo.RatesEntry
-	69, // 24: governor.v1.Lease.granted_at:type_name -> google.protobuf.Timestamp
-	69, // 25: governor.v1.Lease.hold_until:type_name -> google.protobuf.Timestamp
-	70, // 26: governor.v1.OpenSessionRequest.ttl:type_name -> google.protobuf.Duration
-	70, // 27: governor.v1.OpenSessionResponse.ttl:type_name -> google.protobuf.Duration
-	70, // 28: governor.v1.HeartbeatResponse.ttl:type_name -> google.protobuf.Duration
-	69, // 29: governor.v1.HeartbeatResponse.expires_at:type_name -> google.protobuf.Timestamp
-	7,  // 30: governor.v1.CreateNodeRequest.spec:type_name -> governor.v1.NodeSpec
-	14, // 31: governor.v1.CreateNodeResponse.node:type_name -> governor.v1.NodeInfo
-	7,  // 32: governor.v1.EnsureNodeRequest.spec:type_name -> governor.v1.NodeSpec
-	15, // 33: governor.v1.EnsureNodeRequest.charge:type_name -> governor.v1.Charge
-	14, // 34: governor.v1.EnsureNodeResponse.node:type_name -> governor.v1.NodeInfo
-	14, // 35: governor.v1.GetNodeResponse.node:type_name -> governor.v1.NodeInfo
-	14, // 36: governor.v1.GetNodeResponse.children:type_name -> governor.v1.NodeInfo
-	3,  // 37: governor.v1.WatchNodeResponse.state:type_name -> governor.v1.NodeState
-	69, // 38: governor.v1.WatchNodeResponse.changed_at:type_name -> google.protobuf.Timestamp
-	14, // 39: governor.v1.CancelNodeResponse.node:type_name -> governor.v1.NodeInfo
-	14, // 40: governor.v1.CloseNodeResponse.node:type_name -> governor.v1.NodeInfo
-	70, // 41: governor.v1.ConsumeRequest.max_wait:type_name -> google.protobuf.Duration
-	69, // 42: governor.v1.ConsumeResponse.reset_time:type_name -> google.protobuf.Timestamp
-	2,  // 43: governor.v1.ConsumeResponse.status:type_name -> governor.v1.ConsumeStatus
-	70, // 44: governor.v1.ConsumeResponse.retry_after:type_name -> google.protobuf.Duration
-	70, // 45: governor.v1.AcquireRequest.max_hold:type_name -> google.protobuf.Duration
-	17, // 46: governor.v1.AcquireResponse.lease:type_name -> governor.v1.Lease
-	70, // 47: governor.v1.ReleaseRequest.latency:type_name -> google.protobuf.Duration
-	4,  // 48: governor.v1.ReleaseResponse.outcome:type_name -> governor.v1.ReleaseOutcome
-	17, // 49: governor.v1.ValidateResponse.lease:type_name -> governor.v1.Lease
-	5,  // 50: governor.v1.ValidateResponse.state:type_name -> governor.v1.LeaseState
-	14, // 51: governor.v1.SetQuotaResponse.node:type_name -> governor.v1.NodeInfo
-	14, // 52: governor.v1.SetLimitResponse.node:type_name -> governor.v1.NodeInfo
-	11, // 53: governor.v1.SetDefaultsRequest.defaults:type_name -> governor.v1.Defaults
-	14, // 54: governor.v1.SetDefaultsResponse.node:type_name -> governor.v1.NodeInfo
-	8,  // 55: governor.v1.SetRateRequest.rate:type_name -> governor.v1.Rate
-	14, // 56: governor.v1.SetRateResponse.node:type_name -> governor.v1.NodeInfo
-	14, // 57: governor.v1.ResetRateResponse.node:type_name -> governor.v1.NodeInfo
-	16, // 58: governor.v1.Denial.largest_consumer:type_name -> governor.v1.Consumer
-	8,  // 59: governor.v1.Denial.rate:type_name -> governor.v1.Rate
-	70, // 60: governor.v1.Denial.retry_after:type_name -> google.protobuf.Duration
-	69, // 61: governor.v1.Denial.reset_time:type_name -> google.protobuf.Timestamp
-	6,  // 62: governor.v1.LeaseEnded.outcome:type_name -> governor.v1.LeaseEndedOutcome
-	8,  // 63: governor.v1.NodeSpec.RatesEntry.value:type_name -> governor.v1.Rate
-	8,  // 64: governor.v1.ChildDefaults.RatesEntry.value:type_name -> governor.v1.Rate
-	8,  // 65: governor.v1.Defaults.RatesEntry.value:type_name -> governor.v1.Rate
-	12, // 66: governor.v1.NodeInfo.ResourcesEntry.value:type_name -> governor.v1.ResourceUsage
-	13, // 67: governor.v1.NodeInfo.ClassesEntry.value:type_name -> governor.v1.ClassUsage
-	9,  // 68: governor.v1.NodeInfo.RatesEntry.value:type_name -> governor.v1.RateUsage
-	18, // 69: governor.v1.GovernorService.OpenSession:input_type -> governor.v1.OpenSessionRequest
-	20, // 70: governor.v1.GovernorService.Heartbeat:input_type -> governor.v1.HeartbeatRequest
-	22, // 71: governor.v1.GovernorService.CloseSession:input_type -> governor.v1.CloseSessionRequest
-	24, // 72: governor.v1.GovernorService.CreateNode:input_type -> governor.v1.CreateNodeRequest
-	26, // 73: governor.v1.GovernorService.EnsureNode:input_type -> governor.v1.EnsureNodeRequest
-	28, // 74: governor.v1.GovernorService.GetNode:input_type -> governor.v1.GetNodeRequest
-	30, // 75: governor.v1.GovernorService.WatchNode:input_type -> governor.v1.WatchNodeRequest
-	32, // 76: governor.v1.GovernorService.CancelNode:input_type -> governor.v1.CancelNodeRequest
-	34, // 77: governor.v1.GovernorService.CloseNode:input_type -> governor.v1.CloseNodeRequest
-	36, // 78: governor.v1.GovernorService.Consume:input_type -> governor.v1.ConsumeRequest
-	38, // 79: governor.v1.GovernorService.Acquire:input_type -> governor.v1.AcquireRequest
-	40, // 80: governor.v1.GovernorService.Release:input_type -> governor.v1.ReleaseRequest
-	42, // 81: governor.v1.GovernorService.Validate:input_type -> governor.v1.ValidateRequest
-	44, // 82: governor.v1.GovernorService.SetQuota:input_type -> governor.v1.SetQuotaRequest
-	46, // 83: governor.v1.GovernorService.SetLimit:input_type -> governor.v1.SetLimitRequest
-	48, // 84: governor.v1.GovernorService.SetDefaults:input_type -> governor.v1.SetDefaultsRequest
-	50, // 85: governor.v1.GovernorService.SetRate:input_type -> governor.v1.SetRateRequest
-	52, // 86: governor.v1.GovernorService.ResetRate:input_type -> governor.v1.ResetRateRequest
-	19, // 87: governor.v1.GovernorService.OpenSession:output_type -> governor.v1.OpenSessionResponse
-	21, // 88: governor.v1.GovernorService.Heartbeat:output_type -> governor.v1.HeartbeatResponse
-	23, // 89: governor.v1.GovernorService.CloseSession:output_type -> governor.v1.CloseSessionResponse
-	25, // 90: governor.v1.GovernorService.CreateNode:output_type -> governor.v1.CreateNodeResponse
-	27, // 91: governor.v1.GovernorService.EnsureNode:output_type -> governor.v1.EnsureNodeResponse
-	29, // 92: governor.v1.GovernorService.GetNode:output_type -> governor.v1.GetNodeResponse
-	31, // 93: governor.v1.GovernorService.WatchNode:output_type -> governor.v1.WatchNodeResponse
-	33, // 94: governor.v1.GovernorService.CancelNode:output_type -> governor.v1.CancelNodeResponse
-	35, // 95: governor.v1.GovernorService.CloseNode:output_type -> governor.v1.CloseNodeResponse
-	37, // 96: governor.v1.GovernorService.Consume:output_type -> governor.v1.ConsumeResponse
-	39, // 97: governor.v1.GovernorService.Acquire:output_type -> governor.v1.AcquireResponse
-	41, // 98: governor.v1.GovernorService.Release:output_type -> governor.v1.ReleaseResponse
-	43, // 99: governor.v1.GovernorService.Validate:output_type -> governor.v1.ValidateResponse
-	45, // 100: governor.v1.GovernorService.SetQuota:output_type -> governor.v1.SetQuotaResponse
-	47, // 101: governor.v1.GovernorService.SetLimit:output_type -> governor.v1.SetLimitResponse
-	49, // 102: governor.v1.GovernorService.SetDefaults:output_type -> governor.v1.SetDefaultsResponse
-	51, // 103: governor.v1.GovernorService.SetRate:output_type -> governor.v1.SetRateResponse
-	53, // 104: governor.v1.GovernorService.ResetRate:output_type -> governor.v1.ResetRateResponse
-	87, // [87:105] is the sub-list for method output_type
-	69, // [69:87] is the sub-list for method input_type
-	69, // [69:69] is the sub-list for extension type_name
-	69, // [69:69] is the sub-list for extension extendee
-	0,  // [0:69] is the sub-list for field type_name
+	70, // 4: governor.v1.NodeSpec.retention:type_name -> google.protobuf.Duration
+	70, // 5: governor.v1.Rate.period:type_name -> google.protobuf.Duration
+	0,  // 6: governor.v1.Rate.algorithm:type_name -> governor.v1.RateAlgorithm
+	1,  // 7: governor.v1.Rate.calendar:type_name -> governor.v1.CalendarUnit
+	8,  // 8: governor.v1.RateUsage.rate:type_name -> governor.v1.Rate
+	69, // 9: governor.v1.RateUsage.reset_time:type_name -> google.protobuf.Timestamp
+	60, // 10: governor.v1.ChildDefaults.quotas:type_name -> governor.v1.ChildDefaults.QuotasEntry
+	61, // 11: governor.v1.ChildDefaults.limits:type_name -> governor.v1.ChildDefaults.LimitsEntry
+	62, // 12: governor.v1.ChildDefaults.rates:type_name -> governor.v1.ChildDefaults.RatesEntry
+	63, // 13: governor.v1.Defaults.quotas:type_name -> governor.v1.Defaults.QuotasEntry
+	64, // 14: governor.v1.Defaults.limits:type_name -> governor.v1.Defaults.LimitsEntry
+	10, // 15: governor.v1.Defaults.children:type_name -> governor.v1.ChildDefaults
+	65, // 16: governor.v1.Defaults.rates:type_name -> governor.v1.Defaults.RatesEntry
+	3,  // 17: governor.v1.NodeInfo.state:type_name -> governor.v1.NodeState
+	69, // 18: governor.v1.NodeInfo.created_at:type_name -> google.protobuf.Timestamp
+	69, // 19: governor.v1.NodeInfo.ended_at:type_name -> google.protobuf.Timestamp
+	69, // 20: governor.v1.NodeInfo.deadline:type_name -> google.protobuf.Timestamp
+	66, // 21: governor.v1.NodeInfo.resources:type_name -> governor.v1.NodeInfo.ResourcesEntry
+	67, // 22: governor.v1.NodeInfo.classes:type_name -> governor.v1.NodeInfo.ClassesEntry
+	11, // 23: governor.v1.NodeInfo.defaults:type_name -> governor.v1.Defaults
+	68, // 24: governor.v1.NodeInfo.rates:type_name -> governor.v1.NodeInfo.RatesEntry
+	69, // 25: governor.v1.Lease.granted_at:type_name -> google.protobuf.Timestamp
+	69, // 26: governor.v1.Lease.hold_until:type_name -> google.protobuf.Timestamp
+	70, // 27: governor.v1.OpenSessionRequest.ttl:type_name -> google.protobuf.Duration
+	70, // 28: governor.v1.OpenSessionResponse.ttl:type_name -> google.protobuf.Duration
+	70, // 29: governor.v1.HeartbeatResponse.ttl:type_name -> google.protobuf.Duration
+	69, // 30: governor.v1.HeartbeatResponse.expires_at:type_name -> google.protobuf.Timestamp
+	7,  // 31: governor.v1.CreateNodeRequest.spec:type_name -> governor.v1.NodeSpec
+	14, // 32: governor.v1.CreateNodeResponse.node:type_name -> governor.v1.NodeInfo
+	7,  // 33: governor.v1.EnsureNodeRequest.spec:type_name -> governor.v1.NodeSpec
+	15, // 34: governor.v1.EnsureNodeRequest.charge:type_name -> governor.v1.Charge
+	14, // 35: governor.v1.EnsureNodeResponse.node:type_name -> governor.v1.NodeInfo
+	14, // 36: governor.v1.GetNodeResponse.node:type_name -> governor.v1.NodeInfo
+	14, // 37: governor.v1.GetNodeResponse.children:type_name -> governor.v1.NodeInfo
+	3,  // 38: governor.v1.WatchNodeResponse.state:type_name -> governor.v1.NodeState
+	69, // 39: governor.v1.WatchNodeResponse.changed_at:type_name -> google.protobuf.Timestamp
+	14, // 40: governor.v1.CancelNodeResponse.node:type_name -> governor.v1.NodeInfo
+	14, // 41: governor.v1.CloseNodeResponse.node:type_name -> governor.v1.NodeInfo
+	70, // 42: governor.v1.ConsumeRequest.max_wait:type_name -> google.protobuf.Duration
+	69, // 43: governor.v1.ConsumeResponse.reset_time:type_name -> google.protobuf.Timestamp
+	2,  // 44: governor.v1.ConsumeResponse.status:type_name -> governor.v1.ConsumeStatus
+	70, // 45: governor.v1.ConsumeResponse.retry_after:type_name -> google.protobuf.Duration
+	70, // 46: governor.v1.AcquireRequest.max_hold:type_name -> google.protobuf.Duration
+	17, // 47: governor.v1.AcquireResponse.lease:type_name -> governor.v1.Lease
+	70, // 48: governor.v1.ReleaseRequest.latency:type_name -> google.protobuf.Duration
+	4,  // 49: governor.v1.ReleaseResponse.outcome:type_name -> governor.v1.ReleaseOutcome
+	17, // 50: governor.v1.ValidateResponse.lease:type_name -> governor.v1.Lease
+	5,  // 51: governor.v1.ValidateResponse.state:type_name -> governor.v1.LeaseState
+	14, // 52: governor.v1.SetQuotaResponse.node:type_name -> governor.v1.NodeInfo
+	14, // 53: governor.v1.SetLimitResponse.node:type_name -> governor.v1.NodeInfo
+	11, // 54: governor.v1.SetDefaultsRequest.defaults:type_name -> governor.v1.Defaults
+	14, // 55: governor.v1.SetDefaultsResponse.node:type_name -> governor.v1.NodeInfo
+	8,  // 56: governor.v1.SetRateRequest.rate:type_name -> governor.v1.Rate
+	14, // 57: governor.v1.SetRateResponse.node:type_name -> governor.v1.NodeInfo
+	14, // 58: governor.v1.ResetRateResponse.node:type_name -> governor.v1.NodeInfo
+	16, // 59: governor.v1.Denial.largest_consumer:type_name -> governor.v1.Consumer
+	8,  // 60: governor.v1.Denial.rate:type_name -> governor.v1.Rate
+	70, // 61: governor.v1.Denial.retry_after:type_name -> google.protobuf.Duration
+	69, // 62: governor.v1.Denial.reset_time:type_name -> google.protobuf.Timestamp
+	6,  // 63: governor.v1.LeaseEnded.outcome:type_name -> governor.v1.LeaseEndedOutcome
+	8,  // 64: governor.v1.NodeSpec.RatesEntry.value:type_name -> governor.v1.Rate
+	8,  // 65: governor.v1.ChildDefaults.RatesEntry.value:type_name -> governor.v1.Rate
+	8,  // 66: governor.v1.Defaults.RatesEntry.value:type_name -> governor.v1.Rate
+	12, // 67: governor.v1.NodeInfo.ResourcesEntry.value:type_name -> governor.v1.ResourceUsage
+	13, // 68: governor.v1.NodeInfo.ClassesEntry.value:type_name -> governor.v1.ClassUsage
+	9,  // 69: governor.v1.NodeInfo.RatesEntry.value:type_name -> governor.v1.RateUsage
+	18, // 70: governor.v1.GovernorService.OpenSession:input_type -> governor.v1.OpenSessionRequest
+	20, // 71: governor.v1.GovernorService.Heartbeat:input_type -> governor.v1.HeartbeatRequest
+	22, // 72: governor.v1.GovernorService.CloseSession:input_type -> governor.v1.CloseSessionRequest
+	24, // 73: governor.v1.GovernorService.CreateNode:input_type -> governor.v1.CreateNodeRequest
+	26, // 74: governor.v1.GovernorService.EnsureNode:input_type -> governor.v1.EnsureNodeRequest
+	28, // 75: governor.v1.GovernorService.GetNode:input_type -> governor.v1.GetNodeRequest
+	30, // 76: governor.v1.GovernorService.WatchNode:input_type -> governor.v1.WatchNodeRequest
+	32, // 77: governor.v1.GovernorService.CancelNode:input_type -> governor.v1.CancelNodeRequest
+	34, // 78: governor.v1.GovernorService.CloseNode:input_type -> governor.v1.CloseNodeRequest
+	36, // 79: governor.v1.GovernorService.Consume:input_type -> governor.v1.ConsumeRequest
+	38, // 80: governor.v1.GovernorService.Acquire:input_type -> governor.v1.AcquireRequest
+	40, // 81: governor.v1.GovernorService.Release:input_type -> governor.v1.ReleaseRequest
+	42, // 82: governor.v1.GovernorService.Validate:input_type -> governor.v1.ValidateRequest
+	44, // 83: governor.v1.GovernorService.SetQuota:input_type -> governor.v1.SetQuotaRequest
+	46, // 84: governor.v1.GovernorService.SetLimit:input_type -> governor.v1.SetLimitRequest
+	48, // 85: governor.v1.GovernorService.SetDefaults:input_type -> governor.v1.SetDefaultsRequest
+	50, // 86: governor.v1.GovernorService.SetRate:input_type -> governor.v1.SetRateRequest
+	52, // 87: governor.v1.GovernorService.ResetRate:input_type -> governor.v1.ResetRateRequest
+	19, // 88: governor.v1.GovernorService.OpenSession:output_type -> governor.v1.OpenSessionResponse
+	21, // 89: governor.v1.GovernorService.Heartbeat:output_type -> governor.v1.HeartbeatResponse
+	23, // 90: governor.v1.GovernorService.CloseSession:output_type -> governor.v1.CloseSessionResponse
+	25, // 91: governor.v1.GovernorService.CreateNode:output_type -> governor.v1.CreateNodeResponse
+	27, // 92: governor.v1.GovernorService.EnsureNode:output_type -> governor.v1.EnsureNodeResponse
+	29, // 93: governor.v1.GovernorService.GetNode:output_type -> governor.v1.GetNodeResponse
+	31, // 94: governor.v1.GovernorService.WatchNode:output_type -> governor.v1.WatchNodeResponse
+	33, // 95: governor.v1.GovernorService.CancelNode:output_type -> governor.v1.CancelNodeResponse
+	35, // 96: governor.v1.GovernorService.CloseNode:output_type -> governor.v1.CloseNodeResponse
+	37, // 97: governor.v1.GovernorService.Consume:output_type -> governor.v1.ConsumeResponse
+	39, // 98: governor.v1.GovernorService.Acquire:output_type -> governor.v1.AcquireResponse
+	41, // 99: governor.v1.GovernorService.Release:output_type -> governor.v1.ReleaseResponse
+	43, // 100: governor.v1.GovernorService.Validate:output_type -> governor.v1.ValidateResponse
+	45, // 101: governor.v1.GovernorService.SetQuota:output_type -> governor.v1.SetQuotaResponse
+	47, // 102: governor.v1.GovernorService.SetLimit:output_type -> governor.v1.SetLimitResponse
+	49, // 103: governor.v1.GovernorService.SetDefaults:output_type -> governor.v1.SetDefaultsResponse
+	51, // 104: governor.v1.GovernorService.SetRate:output_type -> governor.v1.SetRateResponse
+	53, // 105: governor.v1.GovernorService.ResetRate:output_type -> governor.v1.ResetRateResponse
+	88, // [88:106] is the sub-list for method output_type
+	70, // [70:88] is the sub-list for method input_type
+	70, // [70:70] is the sub-list for extension type_name
+	70, // [70:70] is the sub-list for extension extendee
+	0,  // [0:70] is the sub-list for field type_name
 }
 
 func init() { file_governor_v1_governor_proto_init() }
