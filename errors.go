@@ -58,7 +58,8 @@ var (
 	ErrNeverFits = errors.New("governor: never fits")
 )
 
-// DeniedError is a refused Consume: the cap that was hit and who spent it.
+// DeniedError is a refused Consume or Wait: the cap that was hit and who
+// spent it, or, for a rate cap, when it would have room.
 type DeniedError struct {
 	// NodeID and NodeName name the node whose cap was hit: the task itself
 	// or an ancestor.

@@ -17,11 +17,11 @@ const DefaultTransportHold = time.Minute
 // the task in its context: it charges one ResourceHTTP unit, holds one
 // ClassHTTP lease until the response body is closed (or the maximum hold
 // runs out), and reports the time to the response and whether the
-// downstream signalled overload: a 429 or 503, or any other answer but a
-// redirect with a Retry-After header (seconds or an HTTP date). It never
-// sleeps: the response, header included, goes to the caller, and the
-// report feeds governord's adaptive limit of the class, which slows every
-// caller of that downstream. A nil base is http.DefaultTransport. A request
+// downstream signalled overload: a 429 or 503, or a Retry-After header
+// (seconds or an HTTP date) on any answer but a redirect. It never sleeps:
+// the response, header included, goes to the caller, and the report feeds
+// governord's adaptive limit of the class, which slows every caller of
+// that downstream. A nil base is http.DefaultTransport. A request
 // whose context carries no task fails with ErrNoTask.
 func Transport(base http.RoundTripper, opts ...LeaseOption) http.RoundTripper {
 	if base == nil {
