@@ -7,14 +7,17 @@ import (
 	"testing"
 	"time"
 
+	"connectrpc.com/connect"
+
 	"governor.dev/governor/internal/config"
+	governorv1 "governor.dev/governor/internal/gen/governor/v1"
 )
 
 // waitRates are the tenant's rate caps of the Wait tests: "calls" lets one
-// unit through every 100ms, "slow" one every 10s, "window" two per 300ms
+// unit through every 200ms, "slow" one every 10s, "window" two per 300ms
 // window.
 var waitRates = map[string]config.Rate{
-	"calls":  {Limit: 10, Per: time.Second, Burst: 1, Algorithm: "leaky_bucket"},
+	"calls":  {Limit: 5, Per: time.Second, Burst: 1, Algorithm: "leaky_bucket"},
 	"slow":   {Limit: 1, Per: 10 * time.Second, Burst: 1, Algorithm: "leaky_bucket"},
 	"window": {Limit: 2, Per: 300 * time.Millisecond},
 }
@@ -53,8 +56,8 @@ func TestWaitAdmittedNowOrSleepsUntilItsSlot(t *testing.T) {
 		if err != nil || b.Status != Scheduled {
 			t.Fatalf("wait %d: %+v, %v; want scheduled", i+2, b, err)
 		}
-		if b.RetryAfter <= 0 || b.RetryAfter > 100*time.Millisecond {
-			t.Fatalf("wait %d: slot %s away, want within the 100ms a unit takes", i+2, b.RetryAfter)
+		if b.RetryAfter <= 0 || b.RetryAfter > 200*time.Millisecond {
+			t.Fatalf("wait %d: slot %s away, want within the 200ms a unit takes", i+2, b.RetryAfter)
 		}
 		if slept < b.RetryAfter {
 			t.Fatalf("wait %d returned after %s, before its slot %s away", i+2, slept, b.RetryAfter)
@@ -118,7 +121,17 @@ func TestWaitEndedByItsContextKeepsTheCharge(t *testing.T) {
 	}
 	wctx, cancel := context.WithCancelCause(deadline(t, ctx, 30*time.Second))
 	why := errors.New("the caller gave up")
-	time.AfterFunc(50*time.Millisecond, func() { cancel(why) })
+	admin := adminAPI(t, g.addr)
+	go func() { // give up once the slot is booked and its answer had time to arrive
+		for wctx.Err() == nil {
+			res, err := admin.GetNode(wctx, connect.NewRequest(&governorv1.GetNodeRequest{NodeId: tk.ID()}))
+			if err == nil && res.Msg.Node.Resources["slow"].GetUsed() == 2 {
+				time.Sleep(500 * time.Millisecond)
+				cancel(why)
+			}
+			time.Sleep(10 * time.Millisecond)
+		}
+	}()
 	b, err := Wait(wctx, "slow", 1)
 	if !errors.Is(err, why) || b.Status != Scheduled {
 		t.Fatalf("wait: %+v, %v; want scheduled and ended with the context's cause", b, err)
