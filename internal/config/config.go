@@ -52,6 +52,8 @@ type Config struct {
 	Commit Commit `yaml:"commit"`
 	// Log configures the structured log.
 	Log Log `yaml:"log"`
+	// Gubernator configures the Gubernator-compatible API.
+	Gubernator Gubernator `yaml:"gubernator"`
 }
 
 // TLS names a certificate and its key, both PEM files. Both are set or
@@ -187,7 +189,8 @@ func base() *Config {
 			MaxBacklog: 16384,
 			MaxBatch:   1024,
 		},
-		Log: Log{Level: "info", Format: "text"},
+		Log:        Log{Level: "info", Format: "text"},
+		Gubernator: Gubernator{Resource: DefaultGubernatorResource},
 	}
 }
 

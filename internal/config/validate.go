@@ -55,6 +55,7 @@ func (c *Config) problems() []Problem {
 	c.checkTenants(k)
 	c.checkAdaptive(k)
 	c.checkTimings(k)
+	c.checkGubernator(k)
 	k.oneOf("log.level", c.Log.Level, "debug", "info", "warn", "error")
 	k.oneOf("log.format", c.Log.Format, "text", "json")
 	return k.problems

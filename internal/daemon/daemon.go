@@ -18,6 +18,7 @@ import (
 	"governor.dev/governor/internal/durable"
 	"governor.dev/governor/internal/engine"
 	"governor.dev/governor/internal/eventlog"
+	"governor.dev/governor/internal/gubernator"
 	"governor.dev/governor/internal/metrics"
 	"governor.dev/governor/internal/server"
 )
@@ -53,6 +54,7 @@ type Daemon struct {
 	metrics *metrics.Metrics
 	ctrl    *adaptive.Controller
 	api     *server.Server
+	guber   *gubernator.Service // nil unless the Gubernator API is enabled
 	reaper  *reaper
 
 	apiHTTP     *http.Server

@@ -19,7 +19,8 @@ const (
 
 // devConfig is the configuration governord runs with when it is given no
 // file: config.Default (loopback only, the record in governor.db and one
-// demo tenant) in dir, with the keys kept in dir's keys file.
+// demo tenant, which the Gubernator-compatible API serves) in dir, with the
+// keys kept in dir's keys file.
 // GOVERNOR_DATABASE_URL, when set, chooses the record as it does for a file.
 func devConfig(dir string) (*config.Config, DevKeys, error) {
 	keys, err := devKeys(dir)
@@ -35,6 +36,7 @@ func devConfig(dir string) (*config.Config, DevKeys, error) {
 	demo := &cfg.Tenants[0]
 	demo.APIKey = keys.Demo
 	demo.Quotas = map[string]int64{devResource: devBudget}
+	cfg.Gubernator.Enabled, cfg.Gubernator.Tenant = true, config.DemoTenant
 	return cfg, keys, nil
 }
 

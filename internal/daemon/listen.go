@@ -25,6 +25,11 @@ func (d *Daemon) listen(certs *certificate) error {
 		return fmt.Errorf("listen on %s for the API: %w", d.cfg.Listen, err)
 	}
 	d.apiAddr, d.tls = ln.Addr(), certs != nil
+	handler, err := d.handler()
+	if err != nil {
+		ln.Close()
+		return err
+	}
 	var protocols http.Protocols
 	protocols.SetHTTP1(true)
 	if certs != nil {
@@ -33,7 +38,7 @@ func (d *Daemon) listen(certs *certificate) error {
 		protocols.SetUnencryptedHTTP2(true)
 	}
 	d.apiHTTP = &http.Server{
-		Handler:           d.api.Handler(),
+		Handler:           handler,
 		Protocols:         &protocols,
 		ReadHeaderTimeout: readHeaderTimeout,
 		IdleTimeout:       idleTimeout,

@@ -34,7 +34,7 @@ func (d *Daemon) supervise() {
 func (d *Daemon) shutdown(ctx context.Context) error {
 	d.log.Info("stopping: refusing new calls, finishing those in flight", "grace", d.grace)
 	d.reaper.stop()
-	d.api.Close()
+	d.closeAPIs()
 	grace, cancel := context.WithTimeout(ctx, d.grace)
 	err := d.apiHTTP.Shutdown(grace)
 	cancel()
@@ -64,7 +64,7 @@ func (d *Daemon) shutdown(ctx context.Context) error {
 func (d *Daemon) fail() error {
 	cause := d.store.Err()
 	d.log.Error("a commit to the record failed: stopped serving; start governord again to rebuild from the record", "err", cause)
-	d.api.Close()
+	d.closeAPIs()
 	grace, cancel := context.WithTimeout(context.Background(), failedCallGrace)
 	_ = d.apiHTTP.Shutdown(grace) // closes the listener now, lets the failed calls answer
 	cancel()

@@ -75,6 +75,69 @@ func BenchmarkLockBaseline(b *testing.B) {
 	})
 }
 
+// BenchmarkConsumeFloor is what any consume on a chain of depth 4 must do
+// under the one lock, from the same goroutines as BenchmarkConsume, built up
+// in steps: "counters" bumps four counters (BenchmarkLockBaseline); "chain"
+// walks four nodes by their parent pointers, finds the resource in each
+// node's map, checks its cap and charges it; "chain+clock" also reads the
+// clock; "chain+clock+event" also hands a new 240-byte event to a sink that
+// keeps it, which is what makes the charge durable. Consume's distance from
+// the last step is its own overhead; the last step's distance from
+// "counters" is not avoidable.
+func BenchmarkConsumeFloor(b *testing.B) {
+	type floorNode struct {
+		parent *floorNode
+		res    map[string]*resState
+	}
+	var leaf *floorNode
+	for range 4 {
+		leaf = &floorNode{parent: leaf, res: map[string]*resState{"http": {capped: true, cap: math.MaxInt64}}}
+	}
+	steps := []struct {
+		name                string
+		chain, clock, event bool
+	}{{"counters", false, false, false}, {"chain", true, false, false}, {"chain+clock", true, true, false}, {"chain+clock+event", true, true, true}}
+	for _, st := range steps {
+		b.Run(st.name, func(b *testing.B) {
+			var mu sync.Mutex
+			var counters [4]int64
+			var kept [256]*Event
+			var n int
+			var now int64
+			clock := newFakeClock()
+			b.ReportAllocs()
+			b.RunParallel(func(pb *testing.PB) {
+				for pb.Next() {
+					mu.Lock()
+					switch {
+					case !st.chain:
+						for i := range counters {
+							counters[i]++
+						}
+					default:
+						for a := leaf; a != nil; a = a.parent {
+							if rs := a.res["http"]; rs.capped && rs.used+1 > rs.cap {
+								b.Fatal("denied")
+							}
+						}
+						for a := leaf; a != nil; a = a.parent {
+							a.res["http"].used++
+						}
+					}
+					if st.clock {
+						now = clock.Now().UnixNano()
+					}
+					if st.event {
+						n++
+						kept[n%len(kept)] = &Event{Seq: uint64(n), Time: now, Kind: KindConsumed, Node: 5, Name: "http", Amount: 1}
+					}
+					mu.Unlock()
+				}
+			})
+		})
+	}
+}
+
 // steady keeps a benchmark in the steady state of a running daemon: time
 // passes (1 µs per operation), tombstones live 1 ms, the reaper runs every
 // 16,384 operations and a snapshot captures what changed every 65,536. Their

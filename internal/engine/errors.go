@@ -16,6 +16,7 @@ var (
 	ErrDenied          = errors.New("denied")
 	ErrRequestMismatch = errors.New("request id reused with different arguments")
 	ErrLeaseNotOwner   = errors.New("lease held by another session")
+	ErrLeaseReleased   = errors.New("lease released")
 	ErrLeaseExpired    = errors.New("lease expired")
 	ErrLeaseRevoked    = errors.New("lease revoked")
 	ErrLeaseUnknown    = errors.New("unknown lease")
@@ -121,6 +122,8 @@ func (e *LeaseError) Error() string {
 // Is matches the sentinel of the lease's outcome.
 func (e *LeaseError) Is(target error) bool {
 	switch e.Outcome {
+	case OutcomeReleased:
+		return target == ErrLeaseReleased
 	case OutcomeExpired:
 		return target == ErrLeaseExpired
 	case OutcomeRevoked:

@@ -153,7 +153,10 @@ func checkI8WorkConserving(e *Engine) error {
 		}
 	}
 	for _, s := range e.sessions {
-		for w := range s.waiters {
+		for i, w := range s.waiters {
+			if w.at != i || w.session != s {
+				return fmt.Errorf("I8: session %d lists waiter #%d at the wrong place", s.id, i)
+			}
 			if w.grp == nil || w.node.state != Active {
 				return fmt.Errorf("I8: session %d has a waiter outside any queue or on an ended node", s.id)
 			}

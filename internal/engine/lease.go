@@ -6,10 +6,12 @@ import "time"
 type lease struct {
 	id      ID
 	node    *node
+	cs      *classState // the node's state of class, linked up its chain
 	class   string
 	session *session
 	granted int64
 	until   int64 // the hold ends here, 0 if unbounded
+	mark    int   // where the id was last listed as changed, plus one (see markLeaseOnce)
 	links   [2]leaseLink
 }
 
@@ -35,17 +37,6 @@ func (o Outcome) String() string {
 	return "unknown"
 }
 
-// tombstone remembers how a lease ended, for TombstoneTTL.
-type tombstone struct {
-	id      ID
-	node    ID
-	session ID
-	class   string
-	outcome Outcome
-	ended   int64
-	until   int64
-}
-
 // LeaseInfo describes a live lease.
 type LeaseInfo struct {
 	ID      ID
@@ -61,13 +52,37 @@ func (l *lease) info() LeaseInfo {
 }
 
 // fitsLocked reports whether one more lease of class fits on n's whole chain.
+// Once a lease of class was granted on n the chain is linked, and the walk
+// follows it without looking anything up.
 func fitsLocked(n *node, class string) bool {
+	if cs := n.cls[class]; cs != nil && cs.linked(n) {
+		for ; cs != nil; cs = cs.up {
+			if cs.limited && cs.held >= cs.limit {
+				return false
+			}
+		}
+		return true
+	}
 	for a := n; a != nil; a = a.parent {
 		if cs := a.cls[class]; cs != nil && cs.limited && cs.held >= cs.limit {
 			return false
 		}
 	}
 	return true
+}
+
+// linked reports whether cs, n's state of a class, reaches the root's
+// through up.
+func (cs *classState) linked(n *node) bool { return cs.up != nil || n.parent == nil }
+
+// classChain returns n's state of class c, creating it and linking it (and
+// every ancestor's) through up where that is not done yet.
+func (n *node) classChain(c string) *classState {
+	cs := n.class(c)
+	if !cs.linked(n) {
+		cs.up = n.parent.classChain(c)
+	}
+	return cs
 }
 
 // Acquire grants one lease of class on node id if every node on its chain has
@@ -113,23 +128,25 @@ func (e *Engine) Acquire(c *Call, id ID, class string, maxHold time.Duration) (L
 		return LeaseInfo{}, nil, err
 	}
 	if fitsLocked(n, class) {
-		ev := e.grantEvent(s, n, class, int64(maxHold), c.Request, h, now)
-		e.emitLocked(ev, now)
-		return e.leases[ev.Target].info(), nil, nil
+		id := e.grantLocked(s, n, class, int64(maxHold), c.Request, h, now)
+		return e.leases[id].info(), nil, nil
 	}
 	w := e.enqueueLocked(s, n, class, int64(maxHold), c.Request, h)
 	return LeaseInfo{}, w, nil
 }
 
-func (e *Engine) grantEvent(s *session, n *node, class string, maxHold int64, req string, h uint64, now int64) *Event {
-	ev := &Event{Kind: KindLeaseGranted, Target: e.next, Node: n.id, Name: class, Session: s.id}
+// grantLocked emits the grant of a lease and returns its id.
+func (e *Engine) grantLocked(s *session, n *node, class string, maxHold int64, req string, h uint64, now int64) ID {
+	ev := e.nextEventLocked()
+	ev.Kind, ev.Target, ev.Node, ev.Name, ev.Session = KindLeaseGranted, e.next, n.id, class, s.id
 	if maxHold > 0 {
 		ev.Until = now + maxHold
 	}
 	if req != "" {
 		ev.Request, ev.ArgHash = req, h
 	}
-	return ev
+	e.emitLocked(ev, now)
+	return ev.Target
 }
 
 func (e *Engine) leaseInfoLocked(id ID) (LeaseInfo, *Waiter, error) {
@@ -165,16 +182,15 @@ func (e *Engine) Release(c *Call, id ID, rep Report) (Outcome, error) {
 	if err != nil {
 		return 0, err
 	}
-	var overloaded byte
-	if rep.Overloaded {
-		overloaded = 1
-	}
-	h := uint64(newHash(KindLeaseReleased).num(int64(id)).num(rep.LatencyNanos).byte(overloaded))
-	if _, ok, err := e.recallLocked(s, c, h); err != nil || ok {
-		if err != nil {
-			return 0, err
+	var h uint64
+	if c.Request != "" {
+		h = releaseHash(id, rep)
+		if _, ok, err := e.recallLocked(s, c, h); err != nil || ok {
+			if err != nil {
+				return 0, err
+			}
+			return OutcomeReleased, nil
 		}
-		return OutcomeReleased, nil
 	}
 	l, err := e.liveLeaseLocked(s, id, now)
 	if err != nil {
@@ -186,49 +202,54 @@ func (e *Engine) Release(c *Call, id ID, rep Report) (Outcome, error) {
 	if s != nil && l.session != s {
 		return 0, &LeaseError{Lease: id, Outcome: OutcomeNotOwner}
 	}
-	ev := &Event{Kind: KindLeaseReleased, Target: l.id, Node: l.node.id, Name: l.class, Report: rep}
+	ev := e.nextEventLocked()
+	ev.Kind, ev.Target, ev.Node, ev.Name, ev.Report = KindLeaseReleased, l.id, l.node.id, l.class, rep
 	e.stampLocked(ev, s, c, h)
 	e.emitLocked(ev, now)
 	return OutcomeReleased, nil
+}
+
+func releaseHash(id ID, rep Report) uint64 {
+	var overloaded byte
+	if rep.Overloaded {
+		overloaded = 1
+	}
+	return uint64(newHash(KindLeaseReleased).num(int64(id)).num(rep.LatencyNanos).byte(overloaded))
 }
 
 // liveLeaseLocked finds a live lease, ending it on the spot if its holder's
 // session lapsed, its node's deadline passed or its hold ran out, checked in
 // the order Reap takes them. A lease the caller cannot see is unknown.
 func (e *Engine) liveLeaseLocked(s *session, id ID, now int64) (*lease, error) {
-	e.forgetTombLocked(id, now)
 	l := e.leases[id]
 	if l == nil || s != nil && !l.node.within(s.scope) {
-		if t, ok := e.tombs[id]; ok && (s == nil || e.nodeVisibleLocked(s, t.node)) {
-			return nil, &LeaseError{Lease: id, Outcome: t.outcome}
-		}
-		return nil, &LeaseError{Lease: id, Outcome: OutcomeUnknown}
+		return nil, e.endedLeaseLocked(s, id, now)
 	}
-	if h := l.session; h.ttl > 0 && now >= h.expires {
-		e.emitLocked(&Event{Kind: KindSessionExpired, Target: h.id}, now)
-		return nil, &LeaseError{Lease: id, Outcome: OutcomeExpired}
-	}
-	if err := e.activeLocked(l.node, now); err != nil {
-		return nil, &LeaseError{Lease: id, Outcome: OutcomeRevoked}
-	}
-	if l.until != 0 && now >= l.until {
-		e.emitLocked(&Event{Kind: KindLeaseExpired, Target: l.id}, now)
-		return nil, &LeaseError{Lease: id, Outcome: OutcomeExpired}
+	if o := l.endsBy(now); o != 0 {
+		e.reapDueLocked(now)
+		return nil, &LeaseError{Lease: id, Outcome: o}
 	}
 	return l, nil
 }
 
-func (e *Engine) nodeVisibleLocked(s *session, id ID) bool {
-	n := e.nodes[id]
-	return n != nil && n.within(s.scope)
-}
-
-// forgetTombLocked drops a tombstone whose time is up.
-func (e *Engine) forgetTombLocked(id ID, now int64) {
-	if t, ok := e.tombs[id]; ok && now >= t.until {
-		delete(e.tombs, id)
-		e.dirty.leases = append(e.dirty.leases, id)
+// endsBy says how a lease that time has ended by now ends, or 0 if it has
+// not: by the earliest of its session lapsing (expired), its node's
+// deadline passing (revoked) and its hold running out (expired); at one
+// instant, in that order. reapDueLocked takes the decisions in the same
+// order, so it ends the lease this way.
+func (l *lease) endsBy(now int64) Outcome {
+	var o Outcome
+	var at int64
+	if s := l.session; s.lapsed(now) {
+		o, at = OutcomeExpired, s.expires
 	}
+	if d := l.node.eff; d != 0 && now >= d && (o == 0 || d < at) {
+		o, at = OutcomeRevoked, d
+	}
+	if u := l.until; u != 0 && now >= u && (o == 0 || u < at) {
+		o = OutcomeExpired
+	}
+	return o
 }
 
 // Validate reports whether a lease is live. A downstream calls it before
@@ -252,22 +273,23 @@ func (e *Engine) Validate(c *Call, id ID) (LeaseInfo, error) {
 func (e *Engine) applyLeaseGranted(ev *Event) error {
 	n := e.nodes[ev.Node]
 	s := e.sessions[ev.Session]
-	if n == nil || s == nil || n.state != Active || ev.Target < e.next || validKey("class", ev.Name) != nil {
+	if n == nil || s == nil || n.state != Active || ev.Target < e.next || e.replay && validKey("class", ev.Name) != nil {
 		return corrupt("event %d grants lease %d on unknown or ended node %d or session %d", ev.Seq, ev.Target, ev.Node, ev.Session)
 	}
-	l := &lease{id: ev.Target, node: n, class: ev.Name, session: s, granted: ev.Time, until: ev.Until}
+	l := e.newLease()
+	*l = lease{id: ev.Target, node: n, cs: n.classChain(ev.Name), class: ev.Name, session: s, granted: ev.Time, until: ev.Until}
 	e.next = l.id + 1
 	e.leases[l.id] = l
 	n.leases.push(l, byNode)
 	s.leases.push(l, bySession)
-	for a := n; a != nil; a = a.parent {
-		a.class(l.class).held++
-		e.markNode(a)
+	for cs := l.cs; cs != nil; cs = cs.up {
+		cs.held++
+		e.markNode(cs.node)
 	}
 	if l.until != 0 {
 		e.timers.pushHold(l.until, l.id)
 	}
-	e.markLease(l.id)
+	e.markLeaseOnce(&l.mark, l.id)
 	return nil
 }
 
@@ -291,19 +313,23 @@ func (e *Engine) endLeaseLocked(l *lease, outcome Outcome, now int64) {
 	delete(e.leases, l.id)
 	l.node.leases.remove(l, byNode)
 	l.session.leases.remove(l, bySession)
-	for a := l.node; a != nil; a = a.parent {
-		cs := a.cls[l.class]
+	if l.cs == nil { // restored from a snapshot: its chain is linked now
+		l.cs = l.node.classChain(l.class)
+	}
+	for cs := l.cs; cs != nil; cs = cs.up {
 		cs.held--
 		e.slotFreedLocked(cs)
-		e.markNode(a)
+		e.markNode(cs.node)
 	}
+	e.markLeaseOnce(&l.mark, l.id)
 	if e.settings.TombstoneTTL > 0 {
 		e.tombs[l.id] = tombstone{
 			id: l.id, node: l.node.id, session: l.session.id, class: l.class,
-			outcome: outcome, ended: now, until: now + int64(e.settings.TombstoneTTL),
+			outcome: outcome, ended: now, until: now + int64(e.settings.TombstoneTTL), mark: l.mark,
 		}
 		e.timers.pushTomb(now+int64(e.settings.TombstoneTTL), l.id)
 	}
-	e.markLease(l.id)
+	e.forgetDueTombsLocked(now, 2)
 	e.wantDispatch(l.class)
+	e.freeLease(l)
 }

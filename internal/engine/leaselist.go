@@ -50,3 +50,27 @@ func (ls *leaseList) all(w int) []*lease {
 	}
 	return out
 }
+
+// Ended leases wait on a free list for the next grant, which saves an
+// allocation per lease. maxFreeLeases bounds the list.
+const maxFreeLeases = 256
+
+// newLease returns a zero lease, reusing an ended one when there is one.
+func (e *Engine) newLease() *lease {
+	if n := len(e.freeLeases); n > 0 {
+		l := e.freeLeases[n-1]
+		e.freeLeases = e.freeLeases[:n-1]
+		return l
+	}
+	return new(lease)
+}
+
+// freeLease keeps an ended lease for reuse, zeroed so that it keeps nothing
+// alive. Nothing refers to a lease once it has ended: the maps and lists
+// dropped it, timers and waiters hold its id.
+func (e *Engine) freeLease(l *lease) {
+	if len(e.freeLeases) < maxFreeLeases {
+		*l = lease{}
+		e.freeLeases = append(e.freeLeases, l)
+	}
+}

@@ -41,6 +41,7 @@ type resState struct {
 // classState is one lease class on one node.
 type classState struct {
 	node    *node
+	up      *classState // the parent's state of the same class, once linked (see classChain)
 	limited bool
 	limit   int64
 	held    int64 // live leases on this node and beneath it

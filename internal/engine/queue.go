@@ -24,7 +24,8 @@ type Waiter struct {
 
 	grp        *group // nil once the waiter has left its queue
 	prev, next *Waiter
-	lease      ID // set when granted
+	at         int // position in its session's waiters while queued
+	lease      ID  // set when granted
 }
 
 // C returns the channel that receives the outcome.
@@ -102,10 +103,8 @@ func (e *Engine) enqueueLocked(s *session, n *node, class string, maxHold int64,
 	w.grp = g
 	g.n++
 	tq.waiters++
-	if s.waiters == nil {
-		s.waiters = make(map[*Waiter]struct{})
-	}
-	s.waiters[w] = struct{}{}
+	w.at = len(s.waiters)
+	s.waiters = append(s.waiters, w)
 	return w
 }
 
@@ -114,7 +113,7 @@ func (e *Engine) enqueueLocked(s *session, n *node, class string, maxHold int64,
 func (e *Engine) removeWaiterLocked(w *Waiter) {
 	g := w.grp
 	w.grp = nil
-	delete(w.session.waiters, w)
+	w.session.dropWaiter(w)
 	if w.prev != nil {
 		w.prev.next = w.next
 	} else {
@@ -170,10 +169,8 @@ func (e *Engine) failGroupLocked(g *group, err error) {
 func (e *Engine) grantWaiterLocked(w *Waiter, now int64) {
 	e.unpromiseLocked(w.grp, false)
 	e.removeWaiterLocked(w)
-	ev := e.grantEvent(w.session, w.node, w.class, w.maxHold, w.req, w.hash, now)
-	e.emitLocked(ev, now)
-	w.lease = ev.Target
-	w.ch <- Grant{Lease: e.leases[ev.Target].info(), Seq: ev.Seq}
+	w.lease = e.grantLocked(w.session, w.node, w.class, w.maxHold, w.req, w.hash, now)
+	w.ch <- Grant{Lease: e.leases[w.lease].info(), Seq: e.seq}
 }
 
 // Abandon withdraws a waiter whose caller stopped waiting. If a grant raced

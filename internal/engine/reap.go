@@ -1,8 +1,8 @@
 package engine
 
 // Reap takes every decision that time has made and no call has taken yet:
-// sessions that lapsed, deadlines that passed, holds that ran out, ended
-// nodes past their retention. It also forgets tombstones whose time is up.
+// sessions that lapsed, deadlines that passed, holds that ran out (in the
+// order of their instants), ended nodes past their retention. It also forgets tombstones whose time is up.
 // Every call that touches an object makes the same decision about it, so
 // results never depend on when Reap runs; only promptness does. It returns
 // how many events it emitted.
@@ -11,57 +11,51 @@ func (e *Engine) Reap(c *Call) int {
 	defer e.mu.Unlock()
 	now := e.nowLocked()
 	start := e.seq
-	e.reapSessionsLocked(now)
-	e.reapDeadlinesLocked(now)
-	e.reapHoldsLocked(now)
+	e.reapDueLocked(now)
 	e.reapTombsLocked(now)
 	e.reapRemovalsLocked(now)
 	e.finishLocked(c, now) // the grants of freed slots are Reap's events too
 	return int(e.seq - start)
 }
 
-func (e *Engine) reapSessionsLocked(now int64) {
-	var later []timerEntry
+// reapDueLocked takes every decision that time made by now, in the order of
+// the instants at which time made them: a session lapsed, a deadline passed,
+// a hold ran out (at one instant, in that order). Reap calls it, and so does
+// every call that finds such a decision due on what it touches. So a lease
+// that both its hold and its node's deadline (or its session) would end
+// ends by the earliest of them, however late the decision is taken.
+func (e *Engine) reapDueLocked(now int64) {
 	for {
-		t, ok := e.timers.sessions.due(now)
-		if !ok {
-			break
-		}
-		s := e.sessions[t.id]
-		switch {
-		case s == nil || s.ttl == 0:
-		case now >= s.expires:
-			e.emitLocked(&Event{Kind: KindSessionExpired, Target: s.id}, now)
-		default:
-			later = append(later, timerEntry{s.expires, s.id})
-		}
-	}
-	for _, t := range later {
-		e.timers.pushSession(t.at, t.id)
-	}
-}
-
-func (e *Engine) reapDeadlinesLocked(now int64) {
-	for {
-		t, ok := e.timers.deadlines.due(now)
+		kind, t, ok := e.timers.nextDue(now)
 		if !ok {
 			return
 		}
-		if n := e.nodes[t.id]; n != nil && n.state == Active {
-			e.expireDeadlineLocked(n, now)
+		switch kind {
+		case dueSession:
+			e.reapSessionLocked(t, now)
+		case dueDeadline:
+			if n := e.nodes[t.id]; n != nil && n.state == Active {
+				e.expireDeadlineLocked(n, t.at, now)
+			}
+		case dueHold:
+			if l := e.leases[t.id]; l != nil && l.until == t.at {
+				e.emitLocked(&Event{Kind: KindLeaseExpired, Target: l.id}, now)
+			}
 		}
 	}
 }
 
-func (e *Engine) reapHoldsLocked(now int64) {
-	for {
-		t, ok := e.timers.holds.due(now)
-		if !ok {
-			return
-		}
-		if l := e.leases[t.id]; l != nil && l.until != 0 && now >= l.until {
-			e.emitLocked(&Event{Kind: KindLeaseExpired, Target: l.id}, now)
-		}
+// reapSessionLocked ends a session whose timer is due, unless a heartbeat
+// moved its expiry since the timer was set: then the timer moves with it,
+// and is taken again at the session's true instant.
+func (e *Engine) reapSessionLocked(t timerEntry, now int64) {
+	s := e.sessions[t.id]
+	switch {
+	case s == nil || s.ttl == 0:
+	case s.expires != t.at:
+		e.timers.pushSession(s.expires, s.id)
+	default:
+		e.emitLocked(&Event{Kind: KindSessionExpired, Target: s.id}, now)
 	}
 }
 

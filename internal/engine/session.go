@@ -12,10 +12,13 @@ type session struct {
 	opened  int64
 	token   [32]byte
 	leases  leaseList
-	waiters map[*Waiter]struct{}
+	waiters []*Waiter // queued acquires, each knowing its position (Waiter.at)
 	mem     reqMemory
 	dirty   bool
 }
+
+// lapsed reports whether the session has gone a whole TTL without renewal.
+func (s *session) lapsed(now int64) bool { return s.ttl > 0 && now >= s.expires }
 
 // SessionInfo describes a session.
 type SessionInfo struct {
@@ -131,8 +134,8 @@ func (e *Engine) sessionLocked(c *Call, now int64) (*session, error) {
 	if s == nil {
 		return nil, ErrSessionEnded
 	}
-	if s.ttl > 0 && now >= s.expires {
-		e.emitLocked(&Event{Kind: KindSessionExpired, Target: s.id}, now)
+	if s.lapsed(now) {
+		e.reapDueLocked(now)
 		return nil, ErrSessionEnded
 	}
 	return s, nil
@@ -171,14 +174,24 @@ func (e *Engine) applySessionEnded(ev *Event) error {
 	for _, l := range s.leases.all(bySession) {
 		e.endLeaseLocked(l, outcome, ev.Time)
 	}
-	for w := range s.waiters {
-		e.failWaiterLocked(w, ErrSessionEnded)
+	for n := len(s.waiters); n > 0; n = len(s.waiters) {
+		e.failWaiterLocked(s.waiters[n-1], ErrSessionEnded)
 	}
 	s.scope.scoped--
 	delete(e.sessions, s.id)
 	delete(e.tokens, s.token)
 	e.dirty.sessions = append(e.dirty.sessions, s.id)
 	return nil
+}
+
+// dropWaiter takes w off the session's waiters in O(1): the last one moves
+// into its place.
+func (s *session) dropWaiter(w *Waiter) {
+	last := len(s.waiters) - 1
+	moved := s.waiters[last]
+	s.waiters[w.at], moved.at = moved, w.at
+	s.waiters[last] = nil
+	s.waiters = s.waiters[:last]
 }
 
 // reqMemory remembers what a session's most recent request ids did.

@@ -147,6 +147,18 @@ func leaseErr(t testing.TB, err error, id ID, o Outcome) {
 	if !errors.As(err, &le) || *le != (LeaseError{Lease: id, Outcome: o}) {
 		t.Fatalf("got error %v, want lease %d %s", err, id, o)
 	}
+	if !errors.Is(err, leaseSentinels[o]) {
+		t.Fatalf("lease %d %s: the error %v does not match %v", id, o, err, leaseSentinels[o])
+	}
+}
+
+// leaseSentinels is the sentinel each outcome of a lease error matches.
+var leaseSentinels = map[Outcome]error{
+	OutcomeReleased: ErrLeaseReleased,
+	OutcomeExpired:  ErrLeaseExpired,
+	OutcomeRevoked:  ErrLeaseRevoked,
+	OutcomeNotOwner: ErrLeaseNotOwner,
+	OutcomeUnknown:  ErrLeaseUnknown,
 }
 
 // pool is a set of tenants whose waiters queue for one class, each tenant's

@@ -272,3 +272,50 @@ func leaseStands(t *testing.T, f *fixture, l LeaseInfo, after Outcome) {
 		t.Fatalf("node holds %d after the lease ended, want 0", h)
 	}
 }
+
+// TestLeaseErrorSentinels checks that every way a named lease can fail
+// matches exactly one sentinel, so a caller can tell with errors.Is how the
+// lease ended: a released lease is ErrLeaseReleased, not unknown (its
+// tombstone remembers it) and not expired (its holder gave it back).
+func TestLeaseErrorSentinels(t *testing.T) {
+	for o, want := range leaseSentinels {
+		t.Run(o.String(), func(t *testing.T) {
+			err := error(&LeaseError{Lease: 7, Outcome: o})
+			for _, other := range leaseSentinels {
+				if got := errors.Is(err, other); got != (other == want) {
+					t.Fatalf("errors.Is(%v, %v) = %v", err, other, got)
+				}
+			}
+		})
+	}
+}
+
+// TestValidateReleased validates a lease its holder gave back: while the
+// tombstone is remembered, by the holder, another session in scope and the
+// daemon, the answer is ErrLeaseReleased; once it is forgotten, unknown.
+func TestValidateReleased(t *testing.T) {
+	cases := []struct {
+		name   string
+		caller func(r *leaseRig) ID
+		after  time.Duration // from the release to the validate
+		want   error
+	}{
+		{"holder at once", func(r *leaseRig) ID { return r.owner }, 0, ErrLeaseReleased},
+		{"other session", func(r *leaseRig) ID { return r.other }, time.Second, ErrLeaseReleased},
+		{"daemon just before forgetting", func(r *leaseRig) ID { return 0 }, 5*time.Second - 1, ErrLeaseReleased},
+		{"holder once forgotten", func(r *leaseRig) ID { return r.owner }, 5 * time.Second, ErrLeaseUnknown},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			r := newLeaseRig(t, 0)
+			r.shortTombs()
+			r.f.release(r.owner, r.lease.ID)
+			r.f.clock.Advance(tc.after)
+			_, err := r.f.e.Validate(&Call{Session: tc.caller(r)}, r.lease.ID)
+			if !errors.Is(err, tc.want) {
+				t.Fatalf("validate: %v, want %v", err, tc.want)
+			}
+		})
+	}
+}

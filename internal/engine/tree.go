@@ -93,11 +93,12 @@ func (e *Engine) callerLocked(c *Call, id ID, now int64) (*session, *node, error
 	return s, n, err
 }
 
-// activeLocked ends n's chain on the spot if a deadline on it has passed, and
-// reports whether n is still active.
+// activeLocked ends n's chain on the spot if a deadline on it has passed
+// (taking every decision time made before it first), and reports whether n
+// is still active.
 func (e *Engine) activeLocked(n *node, now int64) error {
-	if n.state == Active && n.eff != 0 && now >= n.eff {
-		e.expireDeadlineLocked(n, now)
+	if n.pastDeadline(now) {
+		e.reapDueLocked(now)
 	}
 	if n.state != Active {
 		return ErrNodeEnded
@@ -105,12 +106,16 @@ func (e *Engine) activeLocked(n *node, now int64) error {
 	return nil
 }
 
+func (n *node) pastDeadline(now int64) bool {
+	return n.state == Active && n.eff != 0 && now >= n.eff
+}
+
 // expireDeadlineLocked ends the topmost active node on n's chain whose own
-// deadline has passed; its subtree, n included, ends with it.
-func (e *Engine) expireDeadlineLocked(n *node, now int64) {
+// deadline had passed at instant; its subtree, n included, ends with it.
+func (e *Engine) expireDeadlineLocked(n *node, instant, now int64) {
 	var top *node
 	for a := n; a != nil; a = a.parent {
-		if a.state == Active && a.deadline != 0 && a.deadline <= now {
+		if a.state == Active && a.deadline != 0 && a.deadline <= instant {
 			top = a
 		}
 	}
@@ -270,11 +275,14 @@ func (e *Engine) Describe(c *Call, id ID, children bool) (NodeInfo, []NodeInfo, 
 	if !children {
 		return n.info(now), nil, nil
 	}
+	for _, ch := range n.children {
+		if ch.pastDeadline(now) {
+			e.reapDueLocked(now)
+			break
+		}
+	}
 	kids := make([]NodeInfo, 0, len(n.children))
 	for _, ch := range n.children {
-		if ch.state == Active && ch.eff != 0 && now >= ch.eff {
-			e.expireDeadlineLocked(ch, now)
-		}
 		kids = append(kids, ch.info(now))
 	}
 	sortInfos(kids)

@@ -1,6 +1,7 @@
-// Package gen holds the Go code generated from the wire contract in
-// proto/governor/v1: the messages in governor/v1 and the Connect client and
-// handler in governor/v1/governorv1connect. The generated files are
+// Package gen holds the Go code generated from the wire contracts in proto/:
+// governor.v1's messages in governor/v1 and its Connect client and handler in
+// governor/v1/governorv1connect, and likewise Gubernator's compatible API in
+// gubernator/v1 and gubernator/v1/gubernatorv1connect. The generated files are
 // committed; a test fails when they differ from what the proto generates.
 //
 // After editing the proto, regenerate with:
