@@ -1,6 +1,8 @@
 package governor
 
 import (
+	"context"
+	"errors"
 	"testing"
 	"time"
 
@@ -31,14 +33,14 @@ func TestConsumeBalanceNamesTheTightestCap(t *testing.T) {
 		name     string
 		resource string
 		n        int64
-		want     Balance // Reset is checked apart
+		want     Balance // Reset and Node are checked apart
 		used     int64   // the task's use after the call
 	}{
-		{"quota", "tools", 2, Balance{Remaining: 3, Capped: true}, 2},
-		{"quota peek", "tools", 0, Balance{Remaining: 3, Capped: true}, 2},
-		{"rate tighter than the quota", "calls", 3, Balance{Remaining: 7, Capped: true, Rate: true}, 3},
-		{"rate peek", "calls", 0, Balance{Remaining: 7, Capped: true, Rate: true}, 3},
-		{"quota tighter than the rate", "mail", 1, Balance{Remaining: 3, Capped: true}, 1},
+		{"quota", "tools", 2, Balance{Remaining: 3, Capped: true, Limit: 5}, 2},
+		{"quota peek", "tools", 0, Balance{Remaining: 3, Capped: true, Limit: 5}, 2},
+		{"rate tighter than the quota", "calls", 3, Balance{Remaining: 7, Capped: true, Limit: 10, Rate: true}, 3},
+		{"rate peek", "calls", 0, Balance{Remaining: 7, Capped: true, Limit: 10, Rate: true}, 3},
+		{"quota tighter than the rate", "mail", 1, Balance{Remaining: 3, Capped: true, Limit: 4}, 1},
 		{"uncapped", "files", 1, Balance{}, 1},
 		{"uncapped peek", "files", 0, Balance{}, 1},
 	}
@@ -48,8 +50,16 @@ func TestConsumeBalanceNamesTheTightestCap(t *testing.T) {
 		if err != nil {
 			t.Fatalf("%s: %v", tc.name, err)
 		}
-		reset := b.Reset
-		b.Reset = time.Time{}
+		reset, node := b.Reset, b.Node
+		b.Reset, b.Node = time.Time{}, 0
+		switch {
+		case !tc.want.Capped && node != 0:
+			t.Errorf("%s: uncapped, yet node %d is named", tc.name, node)
+		case tc.want.Capped && !tc.want.Rate && node != tk.ID():
+			t.Errorf("%s: the task's quota is the tightest cap, yet node %d is named, not the task %d", tc.name, node, tk.ID())
+		case tc.want.Rate && (node == 0 || node == tk.ID()):
+			t.Errorf("%s: the tenant's rate cap is the tightest cap, yet node %d is named", tc.name, node)
+		}
 		if b != tc.want {
 			t.Errorf("%s: balance %+v, want %+v", tc.name, b, tc.want)
 		}
@@ -96,4 +106,46 @@ func asDenied(t *testing.T, err error) *DeniedError {
 		t.Fatalf("%v (%T), want a *DeniedError", err, err)
 	}
 	return d
+}
+
+// A task's own rate caps, set in its Spec, bound it and are reported as
+// the tightest cap; a mistaken rate creates nothing.
+func TestTaskRates(t *testing.T) {
+	t.Parallel()
+	g := newGovernord(t)
+	c := dial(t, g.addr)
+	ctx, tk := task(t, c, Spec{Name: "rated", Rates: map[string]Rate{
+		"pages": {Limit: 2, Period: time.Hour, Algorithm: LeakyBucket},
+		"mails": {Limit: 3, Calendar: Day, Zone: "Europe/Paris"},
+	}})
+	b, err := Consume(ctx, "pages", 2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !b.Rate || b.Node != tk.ID() || b.Limit != 2 || b.Remaining != 0 {
+		t.Fatalf("balance %+v, want the task's leaky bucket of 2 with none left", b)
+	}
+	if d := asDenied(t, consumeErr(ctx, "pages", 1)); !d.Rate || d.RetryAfter <= 0 || d.RetryAfter > 30*time.Minute {
+		t.Fatalf("denial %+v, want the leaky bucket's wait for one unit (at most half an hour)", d)
+	}
+	b, err = Consume(ctx, "mails", 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	paris, err := time.LoadLocation("Europe/Paris")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r := b.Reset.In(paris); r.Hour() != 0 || r.Minute() != 0 || !r.After(time.Now()) || r.Sub(time.Now()) > 25*time.Hour {
+		t.Fatalf("a daily window in Paris resets at %s, want the next midnight there", r)
+	}
+	_, _, err = c.NewTask(context.Background(), Spec{Name: "bad", Rates: map[string]Rate{"pages": {Limit: 0, Period: time.Second}}})
+	if !errors.Is(err, ErrInvalid) {
+		t.Fatalf("a rate of 0 per second: %v, want ErrInvalid", err)
+	}
+}
+
+func consumeErr(ctx context.Context, resource string, n int64) error {
+	_, err := Consume(ctx, resource, n)
+	return err
 }

@@ -33,6 +33,11 @@ type Balance struct {
 	Remaining int64
 	// Capped is false when no node on the chain caps the resource.
 	Capped bool
+	// Node is the id of the node whose cap is the tightest. Meaningful when
+	// Capped.
+	Node uint64
+	// Limit is that cap's size: a quota's cap, a rate cap's burst.
+	Limit int64
 	// Rate says the tightest cap is a rate cap, which refills; false: a
 	// quota, which never does.
 	Rate bool
@@ -68,9 +73,10 @@ func balance(m *governorv1.ConsumeResponse) Balance {
 	var b Balance
 	if r := m.Remaining; r != nil {
 		b.Remaining, b.Capped = *r, true
+		b.Node, b.Limit, b.Rate = m.CapNodeId, m.CapLimit, m.CapIsRate
 	}
 	if m.ResetTime != nil {
-		b.Rate, b.Reset = true, m.ResetTime.AsTime()
+		b.Reset = m.ResetTime.AsTime()
 	}
 	if m.Status == governorv1.ConsumeStatus_CONSUME_STATUS_SCHEDULED {
 		b.Status, b.RetryAfter = Scheduled, m.RetryAfter.AsDuration()
