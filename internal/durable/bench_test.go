@@ -7,10 +7,12 @@ import (
 	"path/filepath"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
 	"governor.dev/governor/internal/engine"
+	"governor.dev/governor/internal/eventlog"
 	"governor.dev/governor/internal/pgtest"
 )
 
@@ -24,11 +26,34 @@ func benchURLs() map[string]func(b *testing.B) string {
 	}
 }
 
+// commits counts the writer's commits and the time they took.
+type commits struct{ n, events, nanos atomic.Int64 }
+
+func (c *commits) observe(events int, d time.Duration) {
+	c.n.Add(1)
+	c.events.Add(int64(events))
+	c.nanos.Add(int64(d))
+}
+
+// reset forgets the commits of the setup.
+func (c *commits) reset() {
+	c.n.Store(0)
+	c.events.Store(0)
+	c.nanos.Store(0)
+}
+
+// report adds the mean batch size and commit time to b's results.
+func (c *commits) report(b *testing.B) {
+	n := float64(max(c.n.Load(), 1))
+	b.ReportMetric(float64(c.events.Load())/n, "events/commit")
+	b.ReportMetric(float64(c.nanos.Load())/n/1e6, "ms/commit")
+}
+
 // benchSetup opens a store with one tenant and one task per caller, each
 // with a session, so callers contend only for the engine and the record.
-func benchSetup(b *testing.B, url string, callers int) (*Store, []engine.ID, []engine.ID) {
+func benchSetup(b *testing.B, url string, callers int, cs *commits) (*Store, []engine.ID, []engine.ID) {
 	ctx := context.Background()
-	s, err := Open(ctx, Options{URL: url, Clock: wallClock{}, Logger: quiet()})
+	s, err := Open(ctx, Options{URL: url, Clock: wallClock{}, Logger: quiet(), Writer: eventlog.WriterOptions{OnCommit: cs.observe}})
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -64,7 +89,9 @@ func BenchmarkDurableConsume(b *testing.B) {
 	for name, url := range benchURLs() {
 		for _, callers := range []int{1, 16, 64} {
 			b.Run(fmt.Sprintf("%s/callers=%d", name, callers), func(b *testing.B) {
-				s, sessions, tasks := benchSetup(b, url(b), callers)
+				var cs commits
+				s, sessions, tasks := benchSetup(b, url(b), callers, &cs)
+				cs.reset()
 				ctx := context.Background()
 				per := b.N/callers + 1
 				b.ResetTimer()
@@ -93,6 +120,7 @@ func BenchmarkDurableConsume(b *testing.B) {
 				}
 				wg.Wait()
 				b.ReportMetric(float64(per*callers)/time.Since(start).Seconds(), "consumes/s")
+				cs.report(b)
 			})
 		}
 	}
