@@ -142,7 +142,11 @@ func (s *Store) load(ctx context.Context, opts Options) (*engine.Image, error) {
 			s.Engine, img = engine.New(eopts), engine.NewImage(nil)
 			return nil
 		}
-		st, err := engine.DecodeSnapshot(snap.Data)
+		raw, err := unpack(snap.Data)
+		if err != nil {
+			return err
+		}
+		st, err := engine.DecodeSnapshot(raw)
 		if err != nil {
 			return err
 		}
