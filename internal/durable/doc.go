@@ -13,5 +13,6 @@
 // snapshot goroutine, started by Open and stopped by Close. The snapshot
 // goroutine owns the snapshot image: when enough events have accumulated it
 // captures what changed under the engine lock, then merges, waits for the
-// events it covers to be on record, encodes and saves outside the lock.
+// events it covers to be on record, encodes, compresses (gzip) and saves
+// outside the lock.
 package durable
