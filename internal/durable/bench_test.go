@@ -95,7 +95,7 @@ func BenchmarkDurableConsume(b *testing.B) {
 				ctx := context.Background()
 				per := b.N/callers + 1
 				b.ResetTimer()
-				start := time.Now()
+				start, cpu := time.Now(), processCPU()
 				var wg sync.WaitGroup
 				for i := range callers {
 					wg.Add(1)
@@ -120,6 +120,7 @@ func BenchmarkDurableConsume(b *testing.B) {
 				}
 				wg.Wait()
 				b.ReportMetric(float64(per*callers)/time.Since(start).Seconds(), "consumes/s")
+				b.ReportMetric(float64((processCPU()-cpu).Microseconds())/float64(per*callers), "cpu-µs/consume")
 				cs.report(b)
 			})
 		}
@@ -186,12 +187,15 @@ func BenchmarkRestart(b *testing.B) {
 			if err := s.Close(ctx); err != nil {
 				b.Fatal(err)
 			}
+			var cpu time.Duration
 			b.ResetTimer()
 			for b.Loop() {
+				before := processCPU()
 				s, err := Open(ctx, Options{URL: url, Clock: wallClock{}, Logger: quiet(), SnapshotEvery: math.MaxInt64})
 				if err != nil {
 					b.Fatal(err)
 				}
+				cpu += processCPU() - before
 				b.StopTimer()
 				if st := s.Engine.Stats(); st.Nodes < 100_000 || st.Sessions < 10_000 {
 					b.Fatalf("restored %d nodes and %d sessions", st.Nodes, st.Sessions)
@@ -201,6 +205,7 @@ func BenchmarkRestart(b *testing.B) {
 				}
 				b.StartTimer()
 			}
+			b.ReportMetric(cpu.Seconds()/float64(b.N), "cpu-s/restart")
 		})
 	}
 }

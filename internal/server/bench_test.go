@@ -34,6 +34,7 @@ func benchEnv(b *testing.B, url string) (*env, governorv1connect.GovernorService
 func run(b *testing.B, callers int, op func() error) {
 	b.ReportAllocs()
 	b.ResetTimer()
+	cpu := processCPU()
 	if callers > 1 {
 		b.SetParallelism((callers + runtime.GOMAXPROCS(0) - 1) / runtime.GOMAXPROCS(0))
 		b.RunParallel(func(pb *testing.PB) {
@@ -52,6 +53,7 @@ func run(b *testing.B, callers int, op func() error) {
 		}
 	}
 	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "calls/s")
+	b.ReportMetric(float64((processCPU()-cpu).Microseconds())/float64(b.N), "cpu-µs/call")
 }
 
 // BenchmarkLoopback compares a consume over loopback through the Connect
