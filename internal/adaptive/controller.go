@@ -2,6 +2,7 @@ package adaptive
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"sync"
@@ -100,9 +101,12 @@ func (c *Controller) step(ctx context.Context, name string) (bool, error) {
 	}
 	cl.step.Lock()
 	defer cl.step.Unlock()
-	limit, set, err := c.initLocked(ctx, cl)
-	if err != nil || set {
-		return set, err
+	limit, limited, err := c.rootLimit(cl.Name)
+	if err != nil {
+		return false, err
+	}
+	if !limited {
+		return c.initLocked(ctx, cl)
 	}
 	sum, ok := cl.win.take(cl.MinSamples)
 	if !ok {
@@ -112,23 +116,13 @@ func (c *Controller) step(ctx context.Context, name string) (bool, error) {
 	if next == limit {
 		return false, nil
 	}
-	if err := c.set(ctx, name, limit, next, why); err != nil {
-		return false, err
-	}
-	return true, nil
+	return c.set(ctx, name, &limit, next, why)
 }
 
-// initLocked returns the root's limit on cl, after setting it to Initial if
-// the root had none; set says whether it did. cl.step must be held.
-func (c *Controller) initLocked(ctx context.Context, cl *class) (limit int64, set bool, err error) {
-	limit, limited, err := c.rootLimit(cl.Name)
-	if err != nil || limited {
-		return limit, false, err
-	}
-	if err := c.set(ctx, cl.Name, limit, cl.Initial, engine.Adapt{Reason: ReasonInitial}); err != nil {
-		return 0, false, err
-	}
-	return cl.Initial, true, nil
+// initLocked gives the root the class's Initial limit after rootLimit found
+// none, and reports whether it did. cl.step must be held.
+func (c *Controller) initLocked(ctx context.Context, cl *class) (bool, error) {
+	return c.set(ctx, cl.Name, nil, cl.Initial, engine.Adapt{Reason: ReasonInitial})
 }
 
 // rootLimit reads the root's limit on class.
@@ -141,21 +135,36 @@ func (c *Controller) rootLimit(class string) (int64, bool, error) {
 	return li.Limit, li.Limited, nil
 }
 
-// set moves the root's limit on class to value as the daemon's own call, and
-// returns once the change is on record.
-func (c *Controller) set(ctx context.Context, class string, from, to int64, why engine.Adapt) error {
+// set moves the root's limit on class from from (nil: none) to to as the
+// daemon's own call, and returns once the change is on record. It reports
+// false, changing nothing, when the limit is no longer from: an operator
+// edited it after it was read, and the operator's value stands (its event
+// restarts the class's window).
+func (c *Controller) set(ctx context.Context, class string, from *int64, to int64, why engine.Adapt) (bool, error) {
 	if err := c.store.Room(ctx); err != nil {
-		return fmt.Errorf("set the limit on %q: %w", class, err)
+		return false, fmt.Errorf("set the limit on %q: %w", class, err)
 	}
 	call := &engine.Call{}
-	err := c.store.Engine.AdjustLimit(call, engine.RootID, class, to, why)
+	err := c.store.Engine.AdjustLimit(call, engine.RootID, class, from, to, why)
 	if werr := c.store.Wait(ctx, call.Seq); werr != nil {
-		return fmt.Errorf("record the limit on %q: %w", class, werr)
+		return false, fmt.Errorf("record the limit on %q: %w", class, werr)
+	}
+	if errors.Is(err, engine.ErrLimitChanged) {
+		c.log.Info("adaptive limit left alone: it was changed since it was read", "class", class, "to", to)
+		return false, nil
 	}
 	if err != nil {
-		return fmt.Errorf("set the limit on %q: %w", class, err)
+		return false, fmt.Errorf("set the limit on %q: %w", class, err)
 	}
-	c.log.Info("adaptive limit moved", "class", class, "from", from, "to", to, "reason", why.Reason,
+	c.log.Info("adaptive limit moved", "class", class, "from", describeLimit(from), "to", to, "reason", why.Reason,
 		"samples", why.Samples, "p95_ns", why.P95Nanos, "overload_share", why.OverloadShare)
-	return nil
+	return true, nil
+}
+
+// describeLimit renders a limit that may be absent for the log.
+func describeLimit(v *int64) any {
+	if v == nil {
+		return "none"
+	}
+	return *v
 }

@@ -1,6 +1,8 @@
 package adaptive
 
 import (
+	"context"
+
 	"errors"
 	"testing"
 	"time"
@@ -123,6 +125,35 @@ func TestStartKeepsALimitSetBeforeIt(t *testing.T) {
 	r.ctl.Start()
 	r.ctl.Start()
 	r.wantLimit(7)
+}
+
+// TestOperatorEditWins: a decision computed from a limit an operator has
+// since changed is dropped, not written over the operator's value; so is an
+// initial limit when the operator set one first.
+func TestOperatorEditWins(t *testing.T) {
+	r := openRig(t, "", dbClass)
+	defer r.close()
+	ctx := context.Background()
+	r.ctl.Start()
+	r.wantLimit(dbClass.Initial)
+	read := dbClass.Initial
+	three := int64(3)
+	must(t, r.do(&engine.Call{}, func(c *engine.Call) error {
+		return r.store.Engine.SetLimit(c, engine.RootID, "db", &three)
+	}))
+	moved, err := r.ctl.set(ctx, "db", &read, read+1, engine.Adapt{Reason: "healthy"})
+	if err != nil || moved {
+		t.Fatalf("set from a stale limit = %v, %v; want false, nil", moved, err)
+	}
+	r.wantLimit(3)
+	if moved, err := r.ctl.set(ctx, "db", nil, 9, engine.Adapt{Reason: ReasonInitial}); err != nil || moved {
+		t.Fatalf("initial limit over an operator's = %v, %v; want false, nil", moved, err)
+	}
+	r.wantLimit(3)
+	if moved, err := r.ctl.set(ctx, "db", &three, 4, engine.Adapt{Reason: "healthy"}); err != nil || !moved {
+		t.Fatalf("set from the current limit = %v, %v; want true, nil", moved, err)
+	}
+	r.wantLimit(4)
 }
 
 // TestLoweringRevokesNothing: a cut below what is held takes no lease back;

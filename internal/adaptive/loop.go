@@ -19,7 +19,10 @@ func (c *Controller) Start() {
 	for _, name := range c.order {
 		cl := c.classes[name]
 		cl.step.Lock()
-		_, _, err := c.initLocked(ctx, cl)
+		_, limited, err := c.rootLimit(name)
+		if err == nil && !limited {
+			_, err = c.initLocked(ctx, cl)
+		}
 		cl.step.Unlock()
 		if err != nil {
 			c.log.Warn("adaptive initial limit not set", "class", name, "err", err)

@@ -42,6 +42,9 @@ type Config struct {
 	ReapInterval time.Duration `yaml:"reap_interval"`
 	// Retention says how long ended things are remembered.
 	Retention Retention `yaml:"retention"`
+	// MaxScheduleWait is the longest wait a consume with max_wait is
+	// booked for, whatever it asks; 0 books nothing. At most 24h.
+	MaxScheduleWait time.Duration `yaml:"max_schedule_wait"`
 	// SnapshotEvery is how many events are recorded between snapshots;
 	// 0 never snapshots.
 	SnapshotEvery int64 `yaml:"snapshot_every"`
@@ -69,6 +72,8 @@ type Caps struct {
 	Quotas map[string]int64 `yaml:"quotas"`
 	// Limits maps a concurrency class to the leases the subtree may hold.
 	Limits map[string]int64 `yaml:"limits"`
+	// Rates maps a resource to the rate cap on the node's subtree.
+	Rates map[string]Rate `yaml:"rates"`
 }
 
 // Tenant is one of the root's children and the scope of one API key.
@@ -83,6 +88,8 @@ type Tenant struct {
 	Quotas map[string]int64 `yaml:"quotas"`
 	// Limits caps the tenant's concurrent leases per class.
 	Limits map[string]int64 `yaml:"limits"`
+	// Rates caps the rate of the tenant's whole subtree per resource.
+	Rates map[string]Rate `yaml:"rates"`
 	// Defaults seed the caps of the tenant's new children when the record
 	// has none for the tenant.
 	Defaults Defaults `yaml:"defaults"`
@@ -95,6 +102,8 @@ type Defaults struct {
 	Quotas map[string]int64 `yaml:"quotas"`
 	// Limits for each new child.
 	Limits map[string]int64 `yaml:"limits"`
+	// Rates for each new child.
+	Rates map[string]Rate `yaml:"rates"`
 	// Children are the caps each new child gives its own children.
 	Children Caps `yaml:"children"`
 }
@@ -172,7 +181,8 @@ func base() *Config {
 			Nodes:      time.Hour,
 			Tombstones: time.Minute,
 		},
-		SnapshotEvery: 10000,
+		SnapshotEvery:   10000,
+		MaxScheduleWait: DefaultMaxScheduleWait,
 		Commit: Commit{
 			MaxBacklog: 16384,
 			MaxBatch:   1024,

@@ -38,8 +38,8 @@ func (c *Config) checkListeners(k *checker) {
 	case c.MetricsListen == "":
 	case !validAddress(c.MetricsListen):
 		k.add("metrics_listen", `must be host:port, such as %s, or "" or "off" to disable metrics; got %q`, DefaultMetricsListen, c.MetricsListen)
-	case c.MetricsListen == c.Listen:
-		k.add("metrics_listen", "must differ from listen (%s)", c.Listen)
+	case overlap(c.MetricsListen, c.Listen):
+		k.add("metrics_listen", "%q would take the same port as listen (%s): choose another port, or port 0 for any free one", c.MetricsListen, c.Listen)
 	}
 	if c.TLS.CertFile == "" && c.TLS.KeyFile != "" {
 		k.add("tls.cert_file", "required when tls.key_file is set: give both or neither")
@@ -57,4 +57,37 @@ func validAddress(addr string) bool {
 	}
 	n, err := strconv.ParseUint(port, 10, 16)
 	return err == nil && n <= 65535
+}
+
+// overlap reports whether two valid listen addresses would bind the same
+// socket: the same fixed port on hosts that share an interface. Port 0
+// never clashes (each gets a free port); a wildcard host ("", 0.0.0.0, ::)
+// takes the port on every interface, so it clashes with any host; names
+// other than localhost are compared as written.
+func overlap(a, b string) bool {
+	ha, pa, _ := net.SplitHostPort(a)
+	hb, pb, _ := net.SplitHostPort(b)
+	na, _ := strconv.ParseUint(pa, 10, 16)
+	nb, _ := strconv.ParseUint(pb, 10, 16)
+	if na == 0 || na != nb {
+		return false
+	}
+	ha, hb = canonicalHost(ha), canonicalHost(hb)
+	return ha == "" || hb == "" || ha == hb
+}
+
+// canonicalHost maps every spelling of "all interfaces" to "" and
+// localhost to its IPv4 loopback address.
+func canonicalHost(h string) string {
+	if strings.EqualFold(h, "localhost") {
+		return "127.0.0.1"
+	}
+	ip, err := netip.ParseAddr(h)
+	if err != nil {
+		return strings.ToLower(h)
+	}
+	if ip.IsUnspecified() {
+		return ""
+	}
+	return ip.Unmap().String()
 }

@@ -47,6 +47,9 @@ func TestExampleFileLoads(t *testing.T) {
 		{"team-a child defaults", c.Tenants[0].Defaults.Children.Quotas["tool_calls"], int64(100)},
 		{"adaptive db target", c.Adaptive["db"].TargetP95, 250 * time.Millisecond},
 		{"sessions max", c.Sessions.MaxTTL, time.Hour},
+		{"root http rate", c.Root.Rates["http"], Rate{Limit: 3000, Per: time.Minute, Algorithm: "leaky_bucket", Burst: 100}},
+		{"team-a daily tool calls", c.Tenants[0].Rates["tool_calls"], Rate{Limit: 5000, Calendar: "day", Zone: "Europe/Paris"}},
+		{"max schedule wait", c.MaxScheduleWait, 5 * time.Minute},
 	}
 	for _, ch := range checks {
 		if ch.got != ch.want {
@@ -104,6 +107,11 @@ func TestResolvedValues(t *testing.T) {
 			func(c *Config) bool { return c.Tenants[0].APIKey == "pa$word-0123456789" }},
 		{"anchors are shared", "tenants:\n- {name: a, api_key: key-a-0123456789ab, defaults: &d {quotas: {x: 1}}}\n- {name: b, api_key: key-b-0123456789ab, defaults: *d}\n", nil,
 			func(c *Config) bool { return c.Tenants[1].Defaults.Quotas["x"] == 1 }},
+		{"rate caps", "root:\n  rates: {http: {limit: 100, per: 1s, algorithm: leaky_bucket, burst: 20}}\ntenants:\n- name: a\n  api_key: key-a-0123456789ab\n  rates: {tools: {limit: 500, calendar: day, zone: Europe/Paris}}\n", nil,
+			func(c *Config) bool {
+				r := c.Tenants[0].Rates["tools"]
+				return c.Root.Rates["http"].Burst == 20 && r.Calendar == "day" && r.Zone == "Europe/Paris" && c.MaxScheduleWait == DefaultMaxScheduleWait
+			}},
 		{"ipv6 loopback", "listen: \"[::1]:7600\"\n", nil,
 			func(c *Config) bool { return c.Listen == "[::1]:7600" }},
 		{"non-loopback with tls", "listen: 0.0.0.0:7600\ntls: {cert_file: c.pem, key_file: k.pem}\n", nil,

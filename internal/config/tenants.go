@@ -37,8 +37,8 @@ func (c *Config) checkTenants(k *checker) {
 			first[t.Name] = i
 		}
 		k.between(path+".weight", int64(t.Weight), 1, MaxWeight)
-		checkCaps(k, path, Caps{Quotas: t.Quotas, Limits: t.Limits})
-		checkCaps(k, path+".defaults", Caps{Quotas: t.Defaults.Quotas, Limits: t.Defaults.Limits})
+		checkCaps(k, path, Caps{Quotas: t.Quotas, Limits: t.Limits, Rates: t.Rates})
+		checkCaps(k, path+".defaults", Caps{Quotas: t.Defaults.Quotas, Limits: t.Defaults.Limits, Rates: t.Defaults.Rates})
 		checkCaps(k, path+".defaults.children", t.Defaults.Children)
 	}
 }
@@ -47,6 +47,7 @@ func (c *Config) checkTenants(k *checker) {
 func checkCaps(k *checker, path string, caps Caps) {
 	checkAmounts(k, path+".quotas", caps.Quotas, "resource")
 	checkAmounts(k, path+".limits", caps.Limits, "class")
+	checkRates(k, path+".rates", caps.Rates)
 }
 
 // checkAmounts checks a map of names (of the given kind) to amounts >= 0.

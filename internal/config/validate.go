@@ -116,6 +116,9 @@ func (c *Config) checkTimings(k *checker) {
 	k.positive("retention.nodes", c.Retention.Nodes)
 	k.positive("retention.tombstones", c.Retention.Tombstones)
 	k.atLeast("snapshot_every", c.SnapshotEvery, 0)
+	if c.MaxScheduleWait < 0 || c.MaxScheduleWait > 24*time.Hour {
+		k.add("max_schedule_wait", "must be between 0 (book no wait) and 24h, got %s", c.MaxScheduleWait)
+	}
 	k.atLeast("commit.max_batch", int64(c.Commit.MaxBatch), 1)
 	if c.Commit.MaxBacklog < c.Commit.MaxBatch {
 		k.add("commit.max_backlog", "must be at least max_batch (%d), got %d", c.Commit.MaxBatch, c.Commit.MaxBacklog)

@@ -144,8 +144,9 @@ func (d *Daemon) open(ctx context.Context, clock engine.Clock) error {
 		URL:   cfg.DatabaseURL,
 		Clock: clock,
 		Settings: &engine.Settings{
-			TombstoneTTL:  cfg.Retention.Tombstones,
-			NodeRetention: cfg.Retention.Nodes,
+			TombstoneTTL:    cfg.Retention.Tombstones,
+			NodeRetention:   cfg.Retention.Nodes,
+			MaxScheduleWait: cfg.MaxScheduleWait,
 		},
 		SnapshotEvery: every,
 		Writer: eventlog.WriterOptions{

@@ -16,8 +16,8 @@ import (
 //
 //   - each configured tenant is found under the root by name, or created
 //     with the file's weight, quotas and limits;
-//   - a quota or limit the file names is set on the root or a tenant only
-//     when the record has no cap on it; a cap on record (set by the file
+//   - a quota, limit or rate cap the file names is set on the root or a
+//     tenant only when the record has no cap of that kind on it; a cap on record (set by the file
 //     at an earlier start, changed at run time, or learned by an adaptive
 //     controller) is kept, whatever the file says now;
 //   - a tenant's defaults are set from the file only when the record holds
@@ -73,13 +73,20 @@ func (s *seeder) root(cfg *config.Config) error {
 	if err != nil {
 		return err
 	}
-	return s.caps(inf, "root", cfg.Root.Quotas, limits)
+	if err := s.caps(inf, "root", cfg.Root.Quotas, limits); err != nil {
+		return err
+	}
+	return s.rates(inf, "root", cfg.Root.Rates)
 }
 
 // tenant finds or creates one tenant and seeds what its record lacks.
 func (s *seeder) tenant(t *config.Tenant) (engine.ID, error) {
+	rates, err := config.EngineRates(t.Rates)
+	if err != nil {
+		return 0, fmt.Errorf("tenant %q: %w", t.Name, err)
+	}
 	c := &engine.Call{}
-	spec := engine.Spec{Name: t.Name, Quotas: t.Quotas, Limits: t.Limits, Weight: int32(t.Weight)}
+	spec := engine.Spec{Name: t.Name, Quotas: t.Quotas, Limits: t.Limits, Rates: rates, Weight: int32(t.Weight)}
 	inf, created, err := s.e.Ensure(c, engine.RootID, spec, nil)
 	s.seq = max(s.seq, c.Seq)
 	if err != nil {
@@ -95,6 +102,9 @@ func (s *seeder) tenant(t *config.Tenant) (engine.ID, error) {
 		return inf.ID, nil
 	default:
 		if err := s.caps(inf, where, t.Quotas, t.Limits); err != nil {
+			return 0, err
+		}
+		if err := s.rates(inf, where, t.Rates); err != nil {
 			return 0, err
 		}
 		if inf.Weight != int32(t.Weight) {
@@ -122,6 +132,31 @@ func (s *seeder) caps(inf engine.NodeInfo, where string, quotas, limits map[stri
 	return nil
 }
 
+// rates sets each rate cap the file names and the record lacks.
+func (s *seeder) rates(inf engine.NodeInfo, where string, file map[string]config.Rate) error {
+	rates, err := config.EngineRates(file)
+	if err != nil {
+		return fmt.Errorf("%s: %w", where, err)
+	}
+	for _, r := range slices.Sorted(maps.Keys(rates)) {
+		if rec, ok := inf.Rates[r]; ok {
+			if rec.Rate != rates[r] {
+				s.log.Info("the record keeps a rate cap changed since it was seeded", "cap", where+" rate "+r,
+					"record", fmt.Sprintf("%+v", rec.Rate), "file", fmt.Sprintf("%+v", rates[r]))
+			}
+			continue
+		}
+		c := &engine.Call{}
+		rate := rates[r]
+		err := s.e.SetRate(c, inf.ID, r, &rate)
+		s.seq = max(s.seq, c.Seq)
+		if err != nil {
+			return fmt.Errorf("seed %s rate %s: %w", where, r, err)
+		}
+	}
+	return nil
+}
+
 // setCap is engine.SetQuota or engine.SetLimit.
 type setCap func(c *engine.Call, id engine.ID, key string, value *int64) error
 
@@ -143,7 +178,10 @@ func (s *seeder) cap(id engine.ID, what string, onRecord bool, recorded, file in
 
 // defaults sets a tenant's defaults from the file when the record has none.
 func (s *seeder) defaults(inf engine.NodeInfo, where string, d config.Defaults) error {
-	file := engineDefaults(d)
+	file, err := engineDefaults(d)
+	if err != nil {
+		return fmt.Errorf("the defaults of %s: %w", where, err)
+	}
 	switch {
 	case emptyDefaults(file):
 		return nil
@@ -152,7 +190,7 @@ func (s *seeder) defaults(inf engine.NodeInfo, where string, d config.Defaults) 
 		return nil
 	}
 	c := &engine.Call{}
-	err := s.e.SetDefaults(c, inf.ID, file)
+	err = s.e.SetDefaults(c, inf.ID, file)
 	s.seq = max(s.seq, c.Seq)
 	if err != nil {
 		return fmt.Errorf("seed the defaults of %s: %w", where, err)
@@ -171,15 +209,26 @@ func (s *seeder) describe(id engine.ID) (engine.NodeInfo, error) {
 }
 
 // engineDefaults converts the file's defaults; empty children become nil.
-func engineDefaults(d config.Defaults) engine.Defaults {
-	out := engine.Defaults{Caps: engine.Caps{Quotas: d.Quotas, Limits: d.Limits}}
-	if len(d.Children.Quotas) > 0 || len(d.Children.Limits) > 0 {
-		out.Children = &engine.Caps{Quotas: d.Children.Quotas, Limits: d.Children.Limits}
+func engineDefaults(d config.Defaults) (engine.Defaults, error) {
+	rates, err := config.EngineRates(d.Rates)
+	if err != nil {
+		return engine.Defaults{}, err
 	}
-	return out
+	children, err := config.EngineRates(d.Children.Rates)
+	if err != nil {
+		return engine.Defaults{}, err
+	}
+	out := engine.Defaults{Caps: engine.Caps{Quotas: d.Quotas, Limits: d.Limits, Rates: rates}}
+	if len(d.Children.Quotas) > 0 || len(d.Children.Limits) > 0 || len(children) > 0 {
+		out.Children = &engine.Caps{Quotas: d.Children.Quotas, Limits: d.Children.Limits, Rates: children}
+	}
+	return out, nil
 }
 
 func emptyDefaults(d engine.Defaults) bool {
-	return len(d.Quotas) == 0 && len(d.Limits) == 0 &&
-		(d.Children == nil || len(d.Children.Quotas) == 0 && len(d.Children.Limits) == 0)
+	return emptyCaps(d.Caps) && (d.Children == nil || emptyCaps(*d.Children))
+}
+
+func emptyCaps(c engine.Caps) bool {
+	return len(c.Quotas) == 0 && len(c.Limits) == 0 && len(c.Rates) == 0
 }

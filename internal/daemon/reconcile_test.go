@@ -5,6 +5,7 @@ import (
 	"maps"
 	"path/filepath"
 	"testing"
+	"time"
 
 	"governor.dev/governor/internal/config"
 	"governor.dev/governor/internal/durable"
@@ -111,7 +112,7 @@ func TestTheRecordDecidesOnceTheFileHasSeeded(t *testing.T) {
 	must(t, e.SetQuota(c, ids["team-a"], "http", v(77)))
 	must(t, e.SetLimit(c, engine.RootID, "agents", v(9)))
 	must(t, e.SetDefaults(c, ids["team-b"], engine.Defaults{Caps: engine.Caps{Quotas: map[string]int64{"http": 7}}}))
-	must(t, e.AdjustLimit(c, engine.RootID, "db", 6, engine.Adapt{Samples: 10, Reason: "healthy"}))
+	must(t, e.AdjustLimit(c, engine.RootID, "db", nil, 6, engine.Adapt{Samples: 10, Reason: "healthy"}))
 	must(t, st.Wait(ctx, c.Seq))
 	must(t, st.Close(ctx))
 
@@ -158,5 +159,46 @@ func must(t *testing.T, err error) {
 	t.Helper()
 	if err != nil {
 		t.Fatal(err)
+	}
+}
+
+// TestRateCapsAreSeededOnceAndTheRecordDecides: the file's rate caps and
+// calendar windows seed the root, a tenant and its defaults; a rate changed
+// at run time (and a bucket's state) survive a restart with a file that
+// says otherwise, and a rate the record lacks is seeded.
+func TestRateCapsAreSeededOnceAndTheRecordDecides(t *testing.T) {
+	url := "sqlite:" + filepath.Join(t.TempDir(), "governor.db")
+	ctx := context.Background()
+	perSecond := config.Rate{Limit: 100, Per: time.Second, Algorithm: "leaky_bucket", Burst: 20}
+	daily := config.Rate{Limit: 500, Calendar: "day", Zone: "Europe/Paris"}
+	cfg := seedConfig()
+	cfg.Root.Rates = map[string]config.Rate{"http": perSecond}
+	cfg.Tenants[0].Rates = map[string]config.Rate{"tool_calls": daily}
+	cfg.Tenants[0].Defaults.Rates = map[string]config.Rate{"http": {Limit: 10, Per: time.Minute}}
+	st := openRecord(t, url)
+	ids := seed(t, st, cfg)
+	a := describe(t, st, ids["team-a"])
+	want := engine.Rate{Limit: 500, Calendar: engine.Day, Zone: "Europe/Paris"}
+	if a.Rates["tool_calls"].Rate != want || a.Defaults.Rates["http"] != (engine.Rate{Limit: 10, Period: time.Minute}) {
+		t.Fatalf("team-a: rates %+v defaults %+v", a.Rates, a.Defaults)
+	}
+	if r := describe(t, st, engine.RootID).Rates["http"].Rate; r != (engine.Rate{Limit: 100, Period: time.Second, Burst: 20, Algorithm: engine.LeakyBucket}) {
+		t.Fatalf("root rate %+v", r)
+	}
+	e, c := st.Engine, &engine.Call{}
+	must(t, e.SetRate(c, ids["team-a"], "tool_calls", &engine.Rate{Limit: 50, Period: time.Hour}))
+	must(t, e.Consume(c, ids["team-a"], "tool_calls", 20))
+	must(t, st.Wait(ctx, c.Seq))
+	must(t, st.Close(ctx))
+
+	cfg.Tenants[1].Rates = map[string]config.Rate{"http": perSecond}
+	st = openRecord(t, url)
+	defer st.Close(ctx)
+	seed(t, st, cfg)
+	if r := describe(t, st, ids["team-a"]).Rates["tool_calls"]; r.Limit != 50 || r.Remaining != 30 {
+		t.Fatalf("team-a after restart: %+v, want the run-time rate with 30 left", r)
+	}
+	if _, ok := describe(t, st, ids["team-b"]).Rates["http"]; !ok {
+		t.Fatal("a rate the record lacked was not seeded")
 	}
 }

@@ -36,6 +36,12 @@ func (e *Engine) applyLocked(ev *Event) error {
 		err = e.applyCapSet(ev)
 	case KindDefaultsSet:
 		err = e.applyDefaultsSet(ev)
+	case KindRateSet:
+		err = e.applyRateSet(ev)
+	case KindRateReset:
+		err = e.applyRateReset(ev)
+	case KindRateDrained:
+		err = e.applyRateDrained(ev)
 	default:
 		err = corrupt("event %d has unknown kind %d", ev.Seq, ev.Kind)
 	}
@@ -49,7 +55,7 @@ func (e *Engine) applyLocked(ev *Event) error {
 }
 
 func (e *Engine) applySettings(ev *Event) error {
-	if ev.Settings == nil || ev.Settings.TombstoneTTL < 0 || ev.Settings.NodeRetention < 0 {
+	if ev.Settings == nil || validSettings(ev.Settings) != nil {
 		return corrupt("event %d: bad settings", ev.Seq)
 	}
 	e.settings = *ev.Settings
@@ -75,8 +81,14 @@ func (e *Engine) applyNodeCreated(ev *Event) error {
 	}
 	setCaps(n, p.defaults.Quotas, p.defaults.Limits)
 	setCaps(n, sp.Quotas, sp.Limits)
+	if err := e.setRatesLocked(n, p.defaults.Rates); err != nil {
+		return corrupt("event %d: %v", ev.Seq, err)
+	}
+	if err := e.setRatesLocked(n, sp.Rates); err != nil {
+		return corrupt("event %d: %v", ev.Seq, err)
+	}
 	if ch := p.defaults.Children; ch != nil {
-		n.defaults = Defaults{Caps: Caps{Quotas: copyCaps(ch.Quotas), Limits: copyCaps(ch.Limits)}}
+		n.defaults = Defaults{Caps: ch.clone()}
 	}
 	if p.children == nil {
 		p.children = make(map[ID]*node)
@@ -95,7 +107,7 @@ func (e *Engine) applyNodeCreated(ev *Event) error {
 		if ch.Amount < 1 || validKey("charge", ch.Resource) != nil {
 			return corrupt("event %d: bad charge", ev.Seq)
 		}
-		e.chargeLocked(p, ch.Resource, ch.Amount)
+		e.chargeLocked(p, ch.Resource, ch.Amount, ev.Time, ev.Time)
 	}
 	return nil
 }
@@ -192,6 +204,11 @@ func newestNamed(p *node, name string) *node {
 func (e *Engine) forgetTreeLocked(n *node) {
 	delete(e.nodes, n.id)
 	e.endedNodes--
+	for _, rs := range n.res {
+		if rs.rate != nil {
+			e.rateCaps--
+		}
+	}
 	e.dirty.nodes = append(e.dirty.nodes, n.id)
 	for _, ch := range n.children {
 		e.forgetTreeLocked(ch)
@@ -203,11 +220,7 @@ func (e *Engine) applyDefaultsSet(ev *Event) error {
 	if n == nil || ev.Defaults == nil {
 		return corrupt("event %d sets defaults on unknown node %d", ev.Seq, ev.Node)
 	}
-	d := *ev.Defaults
-	n.defaults = Defaults{Caps: Caps{Quotas: copyCaps(d.Quotas), Limits: copyCaps(d.Limits)}}
-	if d.Children != nil {
-		n.defaults.Children = &Caps{Quotas: copyCaps(d.Children.Quotas), Limits: copyCaps(d.Children.Limits)}
-	}
+	n.defaults = cloneDefaults(*ev.Defaults)
 	e.markNode(n)
 	return nil
 }

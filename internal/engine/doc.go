@@ -1,7 +1,8 @@
 // Package engine holds Governor's whole tree in memory and decides every
-// question asked of it: may this task spend one more unit (quotas), may it run
-// one more thing at once (leases), is it still allowed to run (deadlines,
-// cancellation).
+// question asked of it: may this task spend one more unit (quotas, and rate
+// caps that refill with time: token and leaky buckets, calendar windows,
+// scheduled admission), may it run one more thing at once (leases), is it
+// still allowed to run (deadlines, cancellation).
 //
 // The engine is pure logic. It does no I/O, keeps no goroutine and never reads
 // the time itself: a [Clock] and a [Sink] are injected. One mutex guards all

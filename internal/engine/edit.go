@@ -15,21 +15,30 @@ func (e *Engine) SetLimit(c *Call, id ID, class string, value *int64) error {
 	return e.setCap(c, KindLimitSet, id, class, value)
 }
 
-// AdjustLimit is SetLimit for the daemon's adaptive controller: the event
-// records the inputs that made it move the limit. Only the daemon (a call
-// without a session) may use it.
-func (e *Engine) AdjustLimit(c *Call, id ID, class string, value int64, why Adapt) error {
+// AdjustLimit is SetLimit for the daemon's adaptive controller, as a
+// compare-and-set: it moves the limit of class on node id from from (nil:
+// no limit) to to, and fails with ErrLimitChanged, changing nothing, if the
+// limit is no longer from, so a controller never overwrites an operator's
+// edit made after it last read the limit. The event records the inputs that
+// made it move. Only the daemon (a call without a session) may use it.
+func (e *Engine) AdjustLimit(c *Call, id ID, class string, from *int64, to int64, why Adapt) error {
 	if c.Session != 0 {
 		return ErrForbidden
 	}
-	return e.setCapWith(c, KindLimitSet, id, class, &value, &why)
+	return e.setCapWith(c, KindLimitSet, id, class, &to, &adjustment{from: from, why: why})
+}
+
+// adjustment is what an adaptive change adds to a plain cap edit.
+type adjustment struct {
+	from *int64
+	why  Adapt
 }
 
 func (e *Engine) setCap(c *Call, kind Kind, id ID, key string, value *int64) error {
 	return e.setCapWith(c, kind, id, key, value, nil)
 }
 
-func (e *Engine) setCapWith(c *Call, kind Kind, id ID, key string, value *int64, why *Adapt) error {
+func (e *Engine) setCapWith(c *Call, kind Kind, id ID, key string, value *int64, adj *adjustment) error {
 	field := "resource"
 	if kind == KindLimitSet {
 		field = "class"
@@ -52,7 +61,13 @@ func (e *Engine) setCapWith(c *Call, kind Kind, id ID, key string, value *int64,
 	if err != nil || n == nil {
 		return err
 	}
-	ev := &Event{Kind: kind, Node: n.id, Name: key, Adapt: why}
+	ev := &Event{Kind: kind, Node: n.id, Name: key}
+	if adj != nil {
+		if !n.limitIs(key, adj.from) {
+			return ErrLimitChanged
+		}
+		ev.Adapt = &adj.why
+	}
 	if value != nil {
 		v := *value
 		ev.Value = &v
@@ -60,6 +75,15 @@ func (e *Engine) setCapWith(c *Call, kind Kind, id ID, key string, value *int64,
 	e.stampLocked(ev, s, c, h)
 	e.emitLocked(ev, now)
 	return nil
+}
+
+// limitIs reports whether the node's limit on class is want (nil: none).
+func (n *node) limitIs(class string, want *int64) bool {
+	cs := n.cls[class]
+	if cs == nil || !cs.limited {
+		return want == nil
+	}
+	return want != nil && *want == cs.limit
 }
 
 // SetDefaults replaces what nodes created under id start with from now on.
@@ -81,10 +105,7 @@ func (e *Engine) SetDefaults(c *Call, id ID, d Defaults) error {
 	if err != nil || n == nil {
 		return err
 	}
-	d.Quotas, d.Limits = copyCaps(d.Quotas), copyCaps(d.Limits)
-	if d.Children != nil {
-		d.Children = &Caps{Quotas: copyCaps(d.Children.Quotas), Limits: copyCaps(d.Children.Limits)}
-	}
+	d = cloneDefaults(d)
 	ev := &Event{Kind: KindDefaultsSet, Node: n.id, Defaults: &d}
 	e.stampLocked(ev, s, c, h)
 	e.emitLocked(ev, now)

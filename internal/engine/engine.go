@@ -24,6 +24,7 @@ type Engine struct {
 	queues     map[string]*classQueue
 	arrivals   uint64 // order of waiters
 	endedNodes int    // nodes in the tree that have ended
+	rateCaps   int    // rate caps on nodes in the tree
 
 	timers timers // heaps of the times at which something may expire
 
@@ -119,11 +120,8 @@ func (e *Engine) finishLocked(c *Call, now int64) {
 
 // Configure records new settings, if they differ from those in force.
 func (e *Engine) Configure(c *Call, s Settings) error {
-	if s.TombstoneTTL < 0 {
-		return invalid("tombstone_ttl", "must not be negative, got %s", s.TombstoneTTL)
-	}
-	if s.NodeRetention < 0 {
-		return invalid("node_retention", "must not be negative, got %s", s.NodeRetention)
+	if err := validSettings(&s); err != nil {
+		return err
 	}
 	e.mu.Lock()
 	defer e.mu.Unlock()

@@ -3,6 +3,7 @@ package engine
 import (
 	"errors"
 	"fmt"
+	"time"
 )
 
 // Sentinels for errors.Is. Every error the engine returns matches one of them.
@@ -19,6 +20,8 @@ var (
 	ErrLeaseRevoked    = errors.New("lease revoked")
 	ErrLeaseUnknown    = errors.New("unknown lease")
 	ErrCorrupt         = errors.New("corrupt record")
+	ErrNeverFits       = errors.New("never fits")
+	ErrLimitChanged    = errors.New("limit changed since it was read")
 )
 
 // InvalidError names the argument that was wrong and what is allowed.
@@ -45,6 +48,8 @@ type Consumer struct {
 
 // DeniedError says which cap refused a consume: the node that holds it, what
 // it has used, its limit, what was asked, and the largest consumer beneath it.
+// When a rate cap refused, Rate is set and says how much it still admits and
+// how long the caller would have to wait.
 type DeniedError struct {
 	Node      ID
 	NodeName  string
@@ -55,9 +60,20 @@ type DeniedError struct {
 	// Largest is the child of Node that has used the most of Resource, or
 	// Node itself when no child has used any.
 	Largest Consumer
+
+	Rate       *Rate         // the rate cap that refused; nil when a quota did
+	Remaining  int64         // what the rate cap admits now
+	Reset      int64         // unix nanoseconds at which a rate cap would admit the amount, or is full again when it never can
+	RetryAfter time.Duration // the wait that would have been needed; 0 when no wait helps
+	// NeverFits says no wait helps: the amount is more than a rate cap's
+	// burst, or a quota refused. Set only when scheduled admission was asked.
+	NeverFits bool
 }
 
 func (e *DeniedError) Error() string {
+	if e.Rate != nil {
+		return e.rateError()
+	}
 	msg := fmt.Sprintf("the %s budget of %q is spent (%d of %d used, %d more asked)",
 		e.Resource, e.NodeName, e.Used, e.Limit, e.Requested)
 	if e.Largest.Node != 0 && e.Largest.Node != e.Node {
@@ -66,8 +82,30 @@ func (e *DeniedError) Error() string {
 	return msg
 }
 
-// Is reports that a DeniedError is ErrDenied.
-func (e *DeniedError) Is(target error) bool { return target == ErrDenied }
+func (e *DeniedError) rateError() string {
+	r := e.Rate
+	per := r.Period.String()
+	if r.Calendar != NoCalendar {
+		per = r.Calendar.String()
+	}
+	msg := fmt.Sprintf("the %s rate of %q allows %d per %s and has %d left now (%d asked)",
+		e.Resource, e.NodeName, r.Limit, per, e.Remaining, e.Requested)
+	switch {
+	case e.RetryAfter > 0:
+		msg += fmt.Sprintf("; it would admit them in %s", e.RetryAfter)
+	case r.Algorithm == LeakyBucket && e.Requested > r.burst():
+		msg += fmt.Sprintf("; no wait helps, since it never holds more than a burst of %d", r.burst())
+	default:
+		msg += "; no wait helps, since it never holds that many"
+	}
+	return msg
+}
+
+// Is reports that a DeniedError is ErrDenied, and ErrNeverFits when no wait
+// would help.
+func (e *DeniedError) Is(target error) bool {
+	return target == ErrDenied || target == ErrNeverFits && e.NeverFits
+}
 
 // LeaseError says how a lease that a call named has ended, or that it was
 // never known.

@@ -17,14 +17,17 @@ const (
 	KindNodeCreated    Kind = 5  // Target: new node id, Node: parent, Spec, optional Charge
 	KindNodeEnded      Kind = 6  // Node, State
 	KindNodesRemoved   Kind = 7  // IDs: ended nodes past retention, each with its ended subtree
-	KindConsumed       Kind = 8  // Node, Name: resource, Amount
+	KindConsumed       Kind = 8  // Node, Name: resource, Amount, Until: the booked slot (0: admitted at once)
 	KindLeaseGranted   Kind = 9  // Target: new lease id, Node, Name: class, Until: hold deadline
 	KindLeaseReleased  Kind = 10 // Target: the lease, Node and Name: its node and class, Report
 	KindLeaseExpired   Kind = 11 // Target: the lease (its hold ran out)
 	KindQuotaSet       Kind = 12 // Node, Name: resource, Value (nil removes the cap)
 	KindLimitSet       Kind = 13 // Node, Name: class, Value (nil removes the limit), Adapt: why a controller moved it
 	KindDefaultsSet    Kind = 14 // Node, Defaults
-	kindEnd            Kind = 15
+	KindRateSet        Kind = 15 // Node, Name: resource, Rate (nil removes the rate cap)
+	KindRateReset      Kind = 16 // Node, Name: resource; the bucket is full again
+	KindRateDrained    Kind = 17 // Node, Name: resource, Amount: a refused charge that emptied the rate caps refusing it
+	kindEnd            Kind = 18
 )
 
 var kindNames = [...]string{
@@ -32,7 +35,8 @@ var kindNames = [...]string{
 	KindSessionExpired: "session_expired", KindNodeCreated: "node_created", KindNodeEnded: "node_ended",
 	KindNodesRemoved: "nodes_removed", KindConsumed: "consumed", KindLeaseGranted: "lease_granted",
 	KindLeaseReleased: "lease_released", KindLeaseExpired: "lease_expired", KindQuotaSet: "quota_set",
-	KindLimitSet: "limit_set", KindDefaultsSet: "defaults_set",
+	KindLimitSet: "limit_set", KindDefaultsSet: "defaults_set", KindRateSet: "rate_set",
+	KindRateReset: "rate_reset", KindRateDrained: "rate_drained",
 }
 
 func (k Kind) String() string {
@@ -86,6 +90,7 @@ type Event struct {
 	Charge   *Charge   `json:"charge,omitempty"`
 	Defaults *Defaults `json:"defaults,omitempty"`
 	Settings *Settings `json:"settings,omitempty"`
+	Rate     *Rate     `json:"rate,omitempty"`
 	Report   Report    `json:"report,omitzero"`
 	Adapt    *Adapt    `json:"adapt,omitempty"`
 	IDs      []ID      `json:"ids,omitempty"`

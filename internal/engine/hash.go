@@ -48,7 +48,7 @@ func (h argHash) caps(m map[string]int64) argHash {
 }
 
 func (h argHash) spec(s *Spec) argHash {
-	return h.str(s.Name).caps(s.Quotas).caps(s.Limits).num(s.Deadline).num(int64(s.Weight)).num(int64(s.Priority))
+	return h.str(s.Name).caps(s.Quotas).caps(s.Limits).num(s.Deadline).num(int64(s.Weight)).num(int64(s.Priority)).rates(s.Rates)
 }
 
 func (h argHash) opt(v *int64) argHash {
@@ -59,9 +59,35 @@ func (h argHash) opt(v *int64) argHash {
 }
 
 func (h argHash) defaults(d *Defaults) argHash {
-	h = h.caps(d.Quotas).caps(d.Limits)
+	h = h.caps(d.Quotas).caps(d.Limits).rates(d.Rates)
 	if d.Children == nil {
 		return h.byte(0)
 	}
-	return h.byte(1).caps(d.Children.Quotas).caps(d.Children.Limits)
+	return h.byte(1).caps(d.Children.Quotas).caps(d.Children.Limits).rates(d.Children.Rates)
+}
+
+func (h argHash) rate(r *Rate) argHash {
+	if r == nil {
+		return h.byte(0)
+	}
+	return h.byte(1).num(r.Limit).num(int64(r.Period)).num(r.Burst).byte(byte(r.Algorithm)).byte(byte(r.Calendar)).str(r.Zone)
+}
+
+// rates adds a map of rate caps; an empty one changes nothing, so the hash
+// of a call without rates is what it was before rates existed.
+func (h argHash) rates(m map[string]Rate) argHash {
+	if len(m) == 0 {
+		return h
+	}
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	h = h.byte(0xfe).num(int64(len(keys)))
+	for _, k := range keys {
+		r := m[k]
+		h = h.str(k).rate(&r)
+	}
+	return h
 }

@@ -90,7 +90,8 @@ func newHistory(t *testing.T, seed uint64) *history {
 	sys := &Call{}
 	for i := range 3 {
 		spec := Spec{Name: fmt.Sprint("tenant-", i), Weight: int32(1 + h.rng.IntN(3)),
-			Quotas: map[string]int64{"http": int64(40 + h.rng.IntN(80))}, Limits: map[string]int64{"db": int64(1 + h.rng.IntN(3))}}
+			Quotas: map[string]int64{"http": int64(40 + h.rng.IntN(80))}, Limits: map[string]int64{"db": int64(1 + h.rng.IntN(3))},
+			Rates: h.randomRates()}
 		inf, err := h.e.Create(sys, RootID, spec)
 		if err != nil {
 			t.Fatal(err)
@@ -100,6 +101,7 @@ func newHistory(t *testing.T, seed uint64) *history {
 	}
 	must(t, h.e.SetLimit(sys, RootID, "db", ptr(4)))
 	must(t, h.e.SetQuota(sys, RootID, "http", ptr(200)))
+	must(t, h.e.SetRate(sys, RootID, "retry", &Rate{Limit: 20, Period: 3 * time.Second, Burst: 6, Algorithm: LeakyBucket}))
 	for range 4 {
 		h.openSession()
 	}
@@ -267,7 +269,7 @@ func (h *history) randomCaps(keys ...string) map[string]int64 {
 
 func (h *history) randomSpec(name string) Spec {
 	sp := Spec{Name: name, Quotas: h.randomCaps("http", "retry"), Limits: h.randomCaps("db", "agents"),
-		Priority: int32(h.rng.IntN(3)), Weight: int32(h.rng.IntN(3))}
+		Rates: h.randomRates(), Priority: int32(h.rng.IntN(3)), Weight: int32(h.rng.IntN(3))}
 	if h.rng.IntN(5) == 0 {
 		sp.Deadline = h.clock.Now().Add(time.Duration(1+h.rng.IntN(20)) * time.Second).UnixNano()
 	}
@@ -298,13 +300,59 @@ func (h *history) opEnsure() {
 	}
 }
 
+// randomRates returns no rate cap, or a token or leaky bucket on http or
+// retry, now and then a calendar window.
+func (h *history) randomRates() map[string]Rate {
+	if h.rng.IntN(3) == 0 {
+		return nil
+	}
+	return map[string]Rate{[]string{"http", "retry"}[h.rng.IntN(2)]: h.randomRate()}
+}
+
+func (h *history) randomRate() Rate {
+	limit := int64(1 + h.rng.IntN(12))
+	period := time.Duration(1+h.rng.IntN(4000)) * time.Millisecond
+	switch h.rng.IntN(4) {
+	case 0:
+		return Rate{Limit: limit, Period: period}
+	case 1:
+		return Rate{Limit: limit, Calendar: []Calendar{Minute, Hour}[h.rng.IntN(2)], Zone: "Asia/Kolkata"}
+	}
+	return Rate{Limit: limit, Period: period, Burst: int64(h.rng.IntN(8)), Algorithm: LeakyBucket}
+}
+
 func (h *history) opConsume() {
 	s := h.live()
 	n := h.nodeFor(s)
 	amount := int64(1 + h.rng.IntN(5))
 	res := []string{"http", "retry", "agents"}[h.rng.IntN(3)]
 	c := h.call(s)
-	h.remember(c, func(c *Call) error { return h.e.Consume(c, n, res, amount) })
+	var o ConsumeOptions
+	switch h.rng.IntN(4) {
+	case 0:
+		o.MaxWait = time.Duration(h.rng.IntN(20_000)) * time.Millisecond
+	case 1:
+		o.Drain = true
+	case 2:
+		h.peek(c, n, res)
+		return
+	}
+	h.remember(c, func(c *Call) error {
+		_, err := h.e.ConsumeWith(c, n, res, amount, o)
+		return err
+	})
+}
+
+// peek must charge nothing: it may record only what time decided (a
+// deadline's end and what that frees), never a charge or a drain.
+func (h *history) peek(c *Call, n ID, res string) {
+	before := h.e.Seq()
+	_, err := h.e.ConsumeWith(&Call{Session: c.Session}, n, res, 0, ConsumeOptions{})
+	for _, ev := range h.rec.events[before:] {
+		if ev.Kind == KindConsumed || ev.Kind == KindRateDrained {
+			h.t.Fatalf("step %d: a peek (%v) recorded event %d (%s)", h.step, err, ev.Seq, ev.Kind)
+		}
+	}
 }
 
 // remember runs op and keeps it, so opRepeat can repeat it with the same id.
@@ -405,6 +453,10 @@ func (h *history) opEdit() {
 		v = ptr(int64(h.rng.IntN(20)))
 	}
 	c := &Call{Session: s}
+	if h.rng.IntN(3) == 0 {
+		h.editRate(c, n)
+		return
+	}
 	if h.rng.IntN(2) == 0 {
 		res := []string{"http", "retry"}[h.rng.IntN(2)]
 		if h.e.SetQuota(c, n, res, v) == nil {
@@ -417,6 +469,26 @@ func (h *history) opEdit() {
 	if h.e.SetLimit(c, n, class, v) == nil {
 		l := h.describe(n).Limits[class]
 		h.expectCap("limit "+class, n, v, l.Limited, l.Limit)
+	}
+}
+
+// editRate sets, removes or resets a rate cap, and checks it reads back.
+func (h *history) editRate(c *Call, n ID) {
+	res := []string{"http", "retry"}[h.rng.IntN(2)]
+	if h.rng.IntN(3) == 0 {
+		_ = h.e.ResetRate(c, n, res)
+		return
+	}
+	var r *Rate
+	if h.rng.IntN(4) != 0 {
+		rr := h.randomRate()
+		r = &rr
+	}
+	if h.e.SetRate(c, n, res, r) == nil {
+		got, ok := h.describe(n).Rates[res]
+		if ok != (r != nil) || r != nil && got.Rate != *r {
+			h.t.Fatalf("step %d: node %d's %s rate reads back as %+v after setting %+v", h.step, n, res, got, r)
+		}
 	}
 }
 
@@ -435,7 +507,7 @@ func (h *history) expectCap(what string, n ID, v *int64, capped bool, got int64)
 }
 
 func (h *history) opDefaults() {
-	d := Defaults{Caps: Caps{Quotas: h.randomCaps("http", "agents"), Limits: h.randomCaps("db")}}
+	d := Defaults{Caps: Caps{Quotas: h.randomCaps("http", "agents"), Limits: h.randomCaps("db"), Rates: h.randomRates()}}
 	if h.rng.IntN(2) == 0 {
 		d.Children = &Caps{Quotas: h.randomCaps("http")}
 	}
@@ -540,7 +612,8 @@ func (h *history) remembered(s ID, req string, old *Event) bool {
 }
 
 func (h *history) opSettings() {
-	s := Settings{TombstoneTTL: time.Duration(h.rng.IntN(5)) * time.Second, NodeRetention: time.Duration(h.rng.IntN(10)) * time.Second}
+	s := Settings{TombstoneTTL: time.Duration(h.rng.IntN(5)) * time.Second, NodeRetention: time.Duration(h.rng.IntN(10)) * time.Second,
+		MaxScheduleWait: time.Duration(h.rng.IntN(30)) * time.Second}
 	must(h.t, h.e.Configure(&Call{}, s))
 }
 
@@ -561,7 +634,27 @@ func (h *history) checkReplays() {
 	h.compare("mid-run snapshot and later events", h.mid, live)
 	final, err := DecodeSnapshot(mustEncode(h.t, h.image.Snapshot()))
 	must(h.t, err)
-	h.compare("final snapshot", final, live)
+	h.later(h.compare("final snapshot", final, live))
+}
+
+// later lets time pass and checks that the rebuilt engine answers every
+// peek and every charge as the live one does.
+func (h *history) later(e *Engine) {
+	for step := range 30 {
+		h.clock.Advance(time.Duration(h.rng.IntN(1500)) * time.Millisecond)
+		n := h.nodes[h.rng.IntN(len(h.nodes))]
+		res := []string{"http", "retry"}[h.rng.IntN(2)]
+		amount := int64(h.rng.IntN(4))
+		o := ConsumeOptions{}
+		if amount > 0 && step%2 == 0 {
+			o.MaxWait = 10 * time.Second
+		}
+		want, werr := h.e.ConsumeWith(&Call{}, n, res, amount, o)
+		got, err := e.ConsumeWith(&Call{}, n, res, amount, o)
+		if got != want || fmt.Sprint(err) != fmt.Sprint(werr) {
+			h.t.Fatalf("later step %d, %d %s on node %d: rebuilt %+v %v, live %+v %v", step, amount, res, n, got, err, want, werr)
+		}
+	}
 }
 
 func mustEncode(t *testing.T, st *Snapshot) []byte {
@@ -570,7 +663,7 @@ func mustEncode(t *testing.T, st *Snapshot) []byte {
 	return data
 }
 
-func (h *history) compare(way string, from *Snapshot, live *Snapshot) {
+func (h *history) compare(way string, from *Snapshot, live *Snapshot) *Engine {
 	h.t.Helper()
 	e, err := Restore(Options{Clock: h.clock}, from)
 	if err != nil {
@@ -595,4 +688,5 @@ func (h *history) compare(way string, from *Snapshot, live *Snapshot) {
 	if got := e.Dump(); !equalSnapshots(visible(got, now), visible(live, now)) {
 		h.t.Fatalf("%s: replay differs from the live engine:\n%s", way, diffSnapshots(visible(got, now), visible(live, now)))
 	}
+	return e
 }

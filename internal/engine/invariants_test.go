@@ -2,11 +2,12 @@ package engine
 
 import (
 	"fmt"
+	"time"
 )
 
-// The nine invariants of SPEC.md §5. checkState recomputes I2, I3, I6, I7 and
-// I8 from scratch; the auditor checks I1, I4, I5 and I9 on every event as it
-// is emitted, because they are statements about transitions.
+// The ten invariants of SPEC.md §5. checkState recomputes I2, I3, I6, I7 and
+// I8 from scratch; the auditor checks I1, I4, I5, I9 and I10 on every event as
+// it is emitted, because they are statements about transitions.
 
 // checkState must be called without the engine lock held.
 func checkState(e *Engine) error {
@@ -206,6 +207,7 @@ func (a *auditor) check(ev *Event) {
 	switch ev.Kind {
 	case KindConsumed:
 		a.checkQuota(e.nodes[ev.Node], ev.Name, ev)
+		a.checkRate(e.nodes[ev.Node], ev.Name, ev)
 	case KindNodeCreated:
 		if ev.Charge != nil {
 			a.checkQuota(e.nodes[ev.Node], ev.Charge.Resource, ev)
@@ -270,6 +272,31 @@ func (a *auditor) checkQuota(n *node, r string, ev *Event) {
 	}
 }
 
+// I10: no consume takes a rate cap below zero, except a booked slot: after
+// a charge admitted now, no bucket on the chain is in debt; after a booked
+// one, none is in debt at the slot, and the slot is within the ceiling.
+func (a *auditor) checkRate(n *node, r string, ev *Event) {
+	at := ev.Time
+	if ev.Until != 0 {
+		at = ev.Until
+		if wait := time.Duration(ev.Until - ev.Time); wait > a.e.settings.MaxScheduleWait || wait <= 0 {
+			a.fail("I10: event %d books a slot %s away (ceiling %s)", ev.Seq, wait, a.e.settings.MaxScheduleWait)
+		}
+	}
+	for ; n != nil; n = n.parent {
+		b := n.res[r].rate
+		if b == nil {
+			continue
+		}
+		if b.Algorithm == TokenBucket && b.used > b.Limit {
+			a.fail("I10: event %d takes node %d's %s token bucket over its limit (%d > %d)", ev.Seq, n.id, r, b.used, b.Limit)
+		}
+		if b.Algorithm == LeakyBucket && b.tat.after(instant{ns: at + b.tau.ns, rem: b.tau.rem}) {
+			a.fail("I10: event %d leaves node %d's %s bucket in debt at %d (full at %d.%d)", ev.Seq, n.id, r, at, b.tat.ns, b.tat.rem)
+		}
+	}
+}
+
 // Ids only grow: every new id is larger than any before.
 func (a *auditor) newID(id ID, ev *Event) {
 	if id <= a.maxID {
@@ -293,7 +320,7 @@ func (a *auditor) checkScope(ev *Event) {
 		}
 	}
 	switch ev.Kind {
-	case KindQuotaSet, KindLimitSet, KindNodeEnded:
+	case KindQuotaSet, KindLimitSet, KindNodeEnded, KindRateSet, KindRateReset:
 		if ev.Node == s.scope.id && s.scope != a.e.root {
 			a.fail("I9: event %d by session %d edits or ends its own scope node %d", ev.Seq, s.id, ev.Node)
 		}
@@ -321,6 +348,17 @@ func checkStats(e *Engine) error {
 	}
 	if ended != e.endedNodes {
 		return fmt.Errorf("stats: %d ended nodes counted, %d in the tree", e.endedNodes, ended)
+	}
+	rates := 0
+	for _, n := range e.nodes {
+		for _, rs := range n.res {
+			if rs.rate != nil {
+				rates++
+			}
+		}
+	}
+	if rates != e.rateCaps {
+		return fmt.Errorf("stats: %d rate caps counted, %d in the tree", e.rateCaps, rates)
 	}
 	return nil
 }

@@ -35,6 +35,7 @@ type resState struct {
 	own     int64 // charged on this node itself
 	settled int64 // used by children since removed
 	top     Consumer
+	rate    *bucket // the rate cap, nil if none
 }
 
 // classState is one lease class on one node.

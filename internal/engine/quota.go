@@ -1,18 +1,26 @@
 package engine
 
 // admits reports whether amount more fits under this resource's caps on one
-// node. Every kind of cap a resource can carry is checked here, so the chain
-// walk in checkLocked stays the same when a kind is added.
-func (rs *resState) admits(amount int64) bool {
-	return !rs.capped || amount <= rs.cap-rs.used
+// node at now, without waiting. Every kind of cap a resource can carry is
+// checked here, so the chain walk in checkLocked stays the same when a kind
+// is added.
+func (rs *resState) admits(amount, now int64) bool {
+	if rs.capped && amount > rs.cap-rs.used {
+		return false
+	}
+	if rs.rate != nil {
+		wait, never, _, _, _ := rs.rate.check(now, amount)
+		return wait == 0 && !never
+	}
+	return true
 }
 
 // checkLocked returns the denial if amount more of r would not fit somewhere
-// on n's chain.
-func (e *Engine) checkLocked(n *node, r string, amount int64) error {
+// on n's chain at now.
+func (e *Engine) checkLocked(n *node, r string, amount, now int64) error {
 	for a := n; a != nil; a = a.parent {
-		if rs := a.res[r]; rs != nil && !rs.admits(amount) {
-			return a.denied(r, rs, amount)
+		if rs := a.res[r]; rs != nil && !rs.admits(amount, now) {
+			return e.denialLocked(n, r, amount, now)
 		}
 	}
 	return nil
@@ -31,13 +39,17 @@ func (n *node) denied(r string, rs *resState, amount int64) *DeniedError {
 
 // chargeLocked adds amount of r to n and every ancestor, and keeps each
 // ancestor's largest consumer: usage only grows, so only the child on the
-// charged path can overtake it.
-func (e *Engine) chargeLocked(n *node, r string, amount int64) {
+// charged path can overtake it. Rate caps count the charge made at time at
+// for the slot at slot (at itself unless it was booked for later).
+func (e *Engine) chargeLocked(n *node, r string, amount, at, slot int64) {
 	var child *node
 	var childUsed int64
 	for a := n; a != nil; a = a.parent {
 		rs := a.resource(r)
 		rs.used += amount
+		if rs.rate != nil {
+			rs.rate.charge(at, slot, amount)
+		}
 		if a == n {
 			rs.own += amount
 		}
@@ -50,43 +62,15 @@ func (e *Engine) chargeLocked(n *node, r string, amount int64) {
 }
 
 // Consume charges n units of resource to node id and every ancestor, if every
-// cap on the chain has room for them; otherwise it charges nothing and
-// returns a *DeniedError. Quota is never refunded.
+// cap on the chain (quota and rate) has room for them now; otherwise it
+// charges nothing and returns a *DeniedError. Quota is never refunded. It is
+// ConsumeWith without options, for n of 1 or more.
 func (e *Engine) Consume(c *Call, id ID, resource string, n int64) error {
 	if n < 1 {
 		return invalid("amount", "must be 1 or more, got %d", n)
 	}
-	if err := validKey("resource", resource); err != nil {
-		return err
-	}
-	if err := validRequest(c); err != nil {
-		return err
-	}
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	now := e.nowLocked()
-	defer e.finishLocked(c, now)
-	s, nd, err := e.callerLocked(c, id, now)
-	if err != nil {
-		return err
-	}
-	var h uint64
-	if c.Request != "" {
-		h = uint64(newHash(KindConsumed).num(int64(id)).str(resource).num(n))
-		if _, ok, err := e.recallLocked(s, c, h); err != nil || ok {
-			return err
-		}
-	}
-	if err := e.activeLocked(nd, now); err != nil {
-		return err
-	}
-	if err := e.checkLocked(nd, resource, n); err != nil {
-		return err
-	}
-	ev := &Event{Kind: KindConsumed, Node: nd.id, Name: resource, Amount: n}
-	e.stampLocked(ev, s, c, h)
-	e.emitLocked(ev, now)
-	return nil
+	_, err := e.ConsumeWith(c, id, resource, n, ConsumeOptions{})
+	return err
 }
 
 func (e *Engine) applyConsumed(ev *Event) error {
@@ -94,6 +78,13 @@ func (e *Engine) applyConsumed(ev *Event) error {
 	if n == nil || n.state != Active || ev.Amount < 1 || e.replay && validKey("resource", ev.Name) != nil {
 		return corrupt("event %d charges unknown or ended node %d", ev.Seq, ev.Node)
 	}
-	e.chargeLocked(n, ev.Name, ev.Amount)
+	slot := ev.Time
+	if ev.Until != 0 {
+		if ev.Until < ev.Time {
+			return corrupt("event %d books a slot before its own time", ev.Seq)
+		}
+		slot = ev.Until
+	}
+	e.chargeLocked(n, ev.Name, ev.Amount, ev.Time, slot)
 	return nil
 }

@@ -43,6 +43,7 @@ type ResRec struct {
 	Own     int64    `json:"own,omitempty"`
 	Settled int64    `json:"settled,omitempty"`
 	Top     Consumer `json:"top"`
+	Rate    *RateRec `json:"rate,omitempty"`
 }
 
 // ClassRec is one lease class of one node.
@@ -102,7 +103,11 @@ func (n *node) record() NodeRec {
 	if len(n.res) > 0 {
 		r.Res = make(map[string]ResRec, len(n.res))
 		for k, rs := range n.res {
-			r.Res[k] = ResRec{Capped: rs.capped, Cap: rs.cap, Used: rs.used, Own: rs.own, Settled: rs.settled, Top: rs.top}
+			rr := ResRec{Capped: rs.capped, Cap: rs.cap, Used: rs.used, Own: rs.own, Settled: rs.settled, Top: rs.top}
+			if rs.rate != nil {
+				rr.Rate = rs.rate.record()
+			}
+			r.Res[k] = rr
 		}
 	}
 	for k, cs := range n.cls {
@@ -118,9 +123,10 @@ func (n *node) record() NodeRec {
 }
 
 func cloneDefaults(d Defaults) Defaults {
-	out := Defaults{Caps: Caps{Quotas: copyCaps(d.Quotas), Limits: copyCaps(d.Limits)}}
+	out := Defaults{Caps: d.Caps.clone()}
 	if d.Children != nil {
-		out.Children = &Caps{Quotas: copyCaps(d.Children.Quotas), Limits: copyCaps(d.Children.Limits)}
+		ch := d.Children.clone()
+		out.Children = &ch
 	}
 	return out
 }

@@ -7,7 +7,7 @@ package engine
 func Restore(opts Options, st *Snapshot) (*Engine, error) {
 	e := newEngine(opts)
 	e.seq, e.last, e.next, e.settings = st.Seq, st.Time, st.Next, st.Settings
-	if st.Settings.TombstoneTTL < 0 || st.Settings.NodeRetention < 0 {
+	if validSettings(&st.Settings) != nil {
 		return nil, corrupt("snapshot has negative settings")
 	}
 	if err := e.restoreNodes(st.Nodes); err != nil {
@@ -56,6 +56,13 @@ func (e *Engine) restoreNodes(recs []NodeRec) error {
 		for k, v := range r.Res {
 			n.resource(k)
 			*n.res[k] = resState{capped: v.Capped, cap: v.Cap, used: v.Used, own: v.Own, settled: v.Settled, top: v.Top}
+			if v.Rate != nil {
+				b, err := restoreBucket(r.ID, k, v.Rate)
+				if err != nil {
+					return err
+				}
+				e.putRate(n.res[k], b)
+			}
 		}
 		for k, v := range r.Cls {
 			cs := n.class(k)

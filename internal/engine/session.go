@@ -245,7 +245,11 @@ func (e *Engine) rememberLocked(ev *Event) {
 		return
 	}
 	if s := e.sessions[ev.Session]; s != nil {
-		s.mem.put(ev.Request, ev.ArgHash, ev.Target)
+		result := ev.Target
+		if ev.Kind == KindConsumed {
+			result = ID(ev.Until) // the slot a scheduled consume booked
+		}
+		s.mem.put(ev.Request, ev.ArgHash, result)
 		e.markSession(s)
 	}
 }

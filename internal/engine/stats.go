@@ -7,6 +7,7 @@ type Stats struct {
 	Active   int
 	Sessions int
 	Leases   int
+	RateCaps int            // rate caps on nodes in the tree
 	Waiting  map[string]int // queued acquires by class
 }
 
@@ -24,5 +25,6 @@ func (e *Engine) Stats() Stats {
 		}
 	}
 	st.Active = st.Nodes - e.endedNodes
+	st.RateCaps = e.rateCaps
 	return st
 }

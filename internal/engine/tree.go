@@ -15,6 +15,7 @@ type NodeInfo struct {
 	Priority int32
 	Quotas   map[string]QuotaInfo
 	Limits   map[string]LimitInfo
+	Rates    map[string]RateInfo
 	Defaults Defaults
 	Children int
 }
@@ -37,11 +38,11 @@ type LimitInfo struct {
 	Waiting int // acquires queued on this node itself
 }
 
-func (n *node) info() NodeInfo {
+func (n *node) info(now int64) NodeInfo {
 	inf := NodeInfo{
 		ID: n.id, Name: n.name, Tenant: n.tenant.id, Depth: n.depth, State: n.state,
 		Created: n.created, Ended: n.ended, Deadline: n.eff, Weight: n.weight, Priority: n.priority,
-		Defaults: cloneDefaults(n.defaults), Children: len(n.children),
+		Defaults: cloneDefaults(n.defaults), Children: len(n.children), Rates: n.rateInfos(now),
 	}
 	if n.parent != nil {
 		inf.Parent = n.parent.id
@@ -163,14 +164,14 @@ func (e *Engine) create(c *Call, parent ID, spec Spec, charge *Charge, ensure bo
 		return NodeInfo{}, false, err
 	}
 	if id, ok, err := e.recallLocked(s, c, uint64(h)); err != nil || ok {
-		return e.recalledNode(id, err)
+		return e.recalledNode(id, now, err)
 	}
 	if ensure {
 		if n := p.byName[spec.Name]; n != nil && (n.state == Active || now < n.ended+int64(e.settings.NodeRetention)) {
 			if err := e.activeLocked(n, now); err != nil && err != ErrNodeEnded {
 				return NodeInfo{}, false, err
 			}
-			return n.info(), false, nil
+			return n.info(now), false, nil
 		}
 	}
 	if err := e.activeLocked(p, now); err != nil {
@@ -180,11 +181,11 @@ func (e *Engine) create(c *Call, parent ID, spec Spec, charge *Charge, ensure bo
 		return NodeInfo{}, false, invalid("parent", "the tree is at most %d levels deep", MaxDepth)
 	}
 	if charge != nil {
-		if err := e.checkLocked(p, charge.Resource, charge.Amount); err != nil {
+		if err := e.checkLocked(p, charge.Resource, charge.Amount, now); err != nil {
 			return NodeInfo{}, false, err
 		}
 	}
-	spec.Quotas, spec.Limits = copyCaps(spec.Quotas), copyCaps(spec.Limits) // the event shares nothing with the caller
+	spec.Quotas, spec.Limits, spec.Rates = copyCaps(spec.Quotas), copyCaps(spec.Limits), copyRates(spec.Rates) // the event shares nothing with the caller
 	if charge != nil {
 		ch := *charge
 		charge = &ch
@@ -192,17 +193,17 @@ func (e *Engine) create(c *Call, parent ID, spec Spec, charge *Charge, ensure bo
 	ev := &Event{Kind: kind, Target: e.next, Node: p.id, Spec: &spec, Charge: charge}
 	e.stampLocked(ev, s, c, uint64(h))
 	e.emitLocked(ev, now)
-	return e.nodes[ev.Target].info(), true, nil
+	return e.nodes[ev.Target].info(now), true, nil
 }
 
 // recalledNode answers a repeated create or ensure. Only a creation is
 // remembered, so the answer says the node was created, as the first one did.
-func (e *Engine) recalledNode(id ID, err error) (NodeInfo, bool, error) {
+func (e *Engine) recalledNode(id ID, now int64, err error) (NodeInfo, bool, error) {
 	if err != nil {
 		return NodeInfo{}, false, err
 	}
 	if n := e.nodes[id]; n != nil {
-		return n.info(), true, nil
+		return n.info(now), true, nil
 	}
 	return NodeInfo{ID: id}, true, nil
 }
@@ -267,15 +268,15 @@ func (e *Engine) Describe(c *Call, id ID, children bool) (NodeInfo, []NodeInfo, 
 		return NodeInfo{}, nil, err
 	}
 	if !children {
-		return n.info(), nil, nil
+		return n.info(now), nil, nil
 	}
 	kids := make([]NodeInfo, 0, len(n.children))
 	for _, ch := range n.children {
 		if ch.state == Active && ch.eff != 0 && now >= ch.eff {
 			e.expireDeadlineLocked(ch, now)
 		}
-		kids = append(kids, ch.info())
+		kids = append(kids, ch.info(now))
 	}
 	sortInfos(kids)
-	return n.info(), kids, nil
+	return n.info(now), kids, nil
 }

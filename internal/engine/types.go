@@ -57,16 +57,22 @@ type Spec struct {
 	Name     string           `json:"name"`
 	Quotas   map[string]int64 `json:"quotas,omitempty"`
 	Limits   map[string]int64 `json:"limits,omitempty"`
+	Rates    map[string]Rate  `json:"rates,omitempty"`
 	Deadline int64            `json:"deadline,omitempty"` // unix nanoseconds; 0 is none
 	Weight   int32            `json:"weight,omitempty"`   // share of the fair queue, for a tenant; 0 means 1
 	Priority int32            `json:"priority,omitempty"` // higher is served first inside a tenant
 }
 
-// Caps is a set of quotas (resource to cap) and concurrency limits (class to
-// slots).
+// Caps is a set of quotas (resource to cap), concurrency limits (class to
+// slots) and rate caps (resource to rate).
 type Caps struct {
 	Quotas map[string]int64 `json:"quotas,omitempty"`
 	Limits map[string]int64 `json:"limits,omitempty"`
+	Rates  map[string]Rate  `json:"rates,omitempty"`
+}
+
+func (c Caps) clone() Caps {
+	return Caps{Quotas: copyCaps(c.Quotas), Limits: copyCaps(c.Limits), Rates: copyRates(c.Rates)}
 }
 
 // Defaults shape the nodes created under a node from then on. A child created
@@ -86,11 +92,14 @@ type Settings struct {
 	// NodeRetention is how long an ended node stays in the tree before it is
 	// removed and its usage folded into its parent.
 	NodeRetention time.Duration `json:"node_retention"`
+	// MaxScheduleWait is the longest wait a consume with MaxWait may be
+	// booked for, whatever the caller asked; 0 books nothing.
+	MaxScheduleWait time.Duration `json:"max_schedule_wait,omitempty"`
 }
 
 // DefaultSettings are the settings of a new engine.
 func DefaultSettings() Settings {
-	return Settings{TombstoneTTL: time.Minute, NodeRetention: 10 * time.Minute}
+	return Settings{TombstoneTTL: time.Minute, NodeRetention: 10 * time.Minute, MaxScheduleWait: 5 * time.Minute}
 }
 
 // Call carries who is asking and, on return, how far the record must reach

@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"time"
 	"unicode/utf8"
 )
 
@@ -62,6 +63,9 @@ func validSpec(s *Spec) error {
 	if err := validCaps("limits", s.Limits); err != nil {
 		return err
 	}
+	if err := validRates("rates", s.Rates); err != nil {
+		return err
+	}
 	if s.Deadline < 0 {
 		return invalid("deadline", "must not be negative")
 	}
@@ -81,18 +85,38 @@ func validDefaults(d *Defaults) error {
 	if err := validCaps("defaults.limits", d.Limits); err != nil {
 		return err
 	}
+	if err := validRates("defaults.rates", d.Rates); err != nil {
+		return err
+	}
 	if d.Children == nil {
 		return nil
 	}
 	if err := validCaps("defaults.children.quotas", d.Children.Quotas); err != nil {
 		return err
 	}
-	return validCaps("defaults.children.limits", d.Children.Limits)
+	if err := validCaps("defaults.children.limits", d.Children.Limits); err != nil {
+		return err
+	}
+	return validRates("defaults.children.rates", d.Children.Rates)
 }
 
 func validRequest(c *Call) error {
 	if len(c.Request) > maxRequestLen {
 		return invalid("request_id", "must be at most %d bytes, got %d", maxRequestLen, len(c.Request))
+	}
+	return nil
+}
+
+// validSettings checks the engine's knobs.
+func validSettings(s *Settings) error {
+	if s.TombstoneTTL < 0 {
+		return invalid("tombstone_ttl", "must not be negative, got %s", s.TombstoneTTL)
+	}
+	if s.NodeRetention < 0 {
+		return invalid("node_retention", "must not be negative, got %s", s.NodeRetention)
+	}
+	if s.MaxScheduleWait < 0 || s.MaxScheduleWait > maxScheduleWait {
+		return invalid("max_schedule_wait", "must be between 0 (no scheduled admission) and %s, got %s", time.Duration(maxScheduleWait), s.MaxScheduleWait)
 	}
 	return nil
 }

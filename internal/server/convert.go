@@ -53,6 +53,7 @@ func nodeInfo(inf engine.NodeInfo, tenant string) *governorv1.NodeInfo {
 		CreatedAt: stamp(inf.Created), EndedAt: stamp(inf.Ended), EndedReason: endedReason(inf.State),
 		Deadline: stamp(inf.Deadline), Weight: uint32(max(inf.Weight, 1)), Priority: inf.Priority,
 		Defaults: wireDefaults(inf.Defaults), ChildrenCount: uint64(inf.Children),
+		Rates: wireRateUsage(inf.Rates),
 	}
 	if len(inf.Quotas) > 0 {
 		out.Resources = make(map[string]*governorv1.ResourceUsage, len(inf.Quotas))
@@ -78,12 +79,12 @@ func nodeInfo(inf engine.NodeInfo, tenant string) *governorv1.NodeInfo {
 }
 
 func wireDefaults(d engine.Defaults) *governorv1.Defaults {
-	if len(d.Quotas) == 0 && len(d.Limits) == 0 && d.Children == nil {
+	if len(d.Quotas) == 0 && len(d.Limits) == 0 && len(d.Rates) == 0 && d.Children == nil {
 		return nil
 	}
-	out := &governorv1.Defaults{Quotas: d.Quotas, Limits: d.Limits}
+	out := &governorv1.Defaults{Quotas: d.Quotas, Limits: d.Limits, Rates: wireRates(d.Rates)}
 	if d.Children != nil {
-		out.Children = &governorv1.ChildDefaults{Quotas: d.Children.Quotas, Limits: d.Children.Limits}
+		out.Children = &governorv1.ChildDefaults{Quotas: d.Children.Quotas, Limits: d.Children.Limits, Rates: wireRates(d.Children.Rates)}
 	}
 	return out
 }

@@ -8,6 +8,7 @@ import (
 
 	"connectrpc.com/connect"
 	"google.golang.org/protobuf/proto"
+	"google.golang.org/protobuf/types/known/durationpb"
 
 	"governor.dev/governor/internal/engine"
 	"governor.dev/governor/internal/eventlog"
@@ -113,6 +114,13 @@ func denial(d *engine.DeniedError) *governorv1.Denial {
 	if d.Largest.Node != 0 {
 		out.LargestConsumer = &governorv1.Consumer{NodeId: uint64(d.Largest.Node), Name: d.Largest.Name, Used: d.Largest.Used}
 	}
+	if d.Rate != nil {
+		out.Rate, out.Remaining, out.ResetTime = wireRate(*d.Rate), d.Remaining, stamp(d.Reset)
+	}
+	if d.RetryAfter > 0 {
+		out.RetryAfter = durationpb.New(d.RetryAfter)
+	}
+	out.NeverFits = d.NeverFits
 	return out
 }
 

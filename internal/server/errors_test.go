@@ -201,7 +201,14 @@ func TestBadArguments(t *testing.T) {
 		field string
 		err   error
 	}{
-		{"amount", call(a.Consume(ctx, connect.NewRequest(&governorv1.ConsumeRequest{Resource: "tokens"})))},
+		{"amount", call(a.Consume(ctx, connect.NewRequest(&governorv1.ConsumeRequest{Resource: "tokens", Amount: -1})))},
+		{"amount", call(a.Consume(ctx, connect.NewRequest(&governorv1.ConsumeRequest{Resource: "tokens", MaxWait: durationpb.New(time.Second)})))},
+		{"max_wait", call(a.Consume(ctx, connect.NewRequest(&governorv1.ConsumeRequest{Resource: "tokens", Amount: 1, MaxWait: durationpb.New(-time.Second)})))},
+		{"spec.rates.http.period", call(a.CreateNode(ctx, connect.NewRequest(&governorv1.CreateNodeRequest{Spec: &governorv1.NodeSpec{Name: "x", Rates: map[string]*governorv1.Rate{"http": {Limit: 5}}}})))},
+		{"spec.rates.http.zone", call(a.CreateNode(ctx, connect.NewRequest(&governorv1.CreateNodeRequest{Spec: &governorv1.NodeSpec{Name: "x", Rates: map[string]*governorv1.Rate{"http": {Limit: 5, Calendar: governorv1.CalendarUnit_CALENDAR_UNIT_DAY, Zone: "Mars/Olympus"}}}})))},
+		{"rate.burst", call(a.SetRate(ctx, connect.NewRequest(&governorv1.SetRateRequest{NodeId: 5, Resource: "http", Rate: &governorv1.Rate{Limit: 5, Period: durationpb.New(time.Second), Burst: 2}})))},
+		{"defaults.rates.http.limit", call(a.SetDefaults(ctx, connect.NewRequest(&governorv1.SetDefaultsRequest{Defaults: &governorv1.Defaults{Rates: map[string]*governorv1.Rate{"http": {Period: durationpb.New(time.Second)}}}})))},
+		{"resource", call(a.ResetRate(ctx, connect.NewRequest(&governorv1.ResetRateRequest{NodeId: 5})))},
 		{"resource", call(a.Consume(ctx, connect.NewRequest(&governorv1.ConsumeRequest{Resource: "Tokens", Amount: 1})))},
 		{"request_id", call(a.Consume(ctx, connect.NewRequest(&governorv1.ConsumeRequest{Resource: "tokens", Amount: 1, RequestId: long})))},
 		{"request_id", call(a.Consume(ctx, connect.NewRequest(&governorv1.ConsumeRequest{Resource: "tokens", Amount: 2, RequestId: "r"})))},

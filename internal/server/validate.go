@@ -23,9 +23,10 @@ const (
 	maxCaps       = 64  // entries of a quota or limit map
 	maxWeight     = 1000
 	maxPriority   = 1000
-	maxRequestLen = 256  // bytes of a request id
-	maxReasonLen  = 1024 // bytes of a cancel reason
-	maxClientLen  = 256  // bytes of a client name
+	maxRequestLen = 256            // bytes of a request id
+	maxReasonLen  = 1024           // bytes of a cancel reason
+	maxClientLen  = 256            // bytes of a client name
+	maxWait       = 24 * time.Hour // a consume's max_wait; the server's own ceiling is lower
 )
 
 const keyRule = "must be 1 to 64 characters: a lowercase letter, then lowercase letters, digits, '_', '.' or '-'"
@@ -116,6 +117,9 @@ func checkSpec(field string, sp *governorv1.NodeSpec, name string, nameField str
 	if out.Limits, err = checkCaps(field+".limits", sp.Limits); err != nil {
 		return out, err
 	}
+	if out.Rates, err = checkRates(field+".rates", sp.Rates); err != nil {
+		return out, err
+	}
 	if out.Deadline, err = checkTime(field+".deadline", sp.Deadline); err != nil {
 		return out, err
 	}
@@ -171,6 +175,9 @@ func checkDefaults(d *governorv1.Defaults) (engine.Defaults, error) {
 	if out.Limits, err = checkCaps("defaults.limits", d.Limits); err != nil {
 		return out, err
 	}
+	if out.Rates, err = checkRates("defaults.rates", d.Rates); err != nil {
+		return out, err
+	}
 	if d.Children == nil {
 		return out, nil
 	}
@@ -178,7 +185,10 @@ func checkDefaults(d *governorv1.Defaults) (engine.Defaults, error) {
 	if out.Children.Quotas, err = checkCaps("defaults.children.quotas", d.Children.Quotas); err != nil {
 		return out, err
 	}
-	out.Children.Limits, err = checkCaps("defaults.children.limits", d.Children.Limits)
+	if out.Children.Limits, err = checkCaps("defaults.children.limits", d.Children.Limits); err != nil {
+		return out, err
+	}
+	out.Children.Rates, err = checkRates("defaults.children.rates", d.Children.Rates)
 	return out, err
 }
 

@@ -26,6 +26,183 @@ const (
 	_ = protoimpl.EnforceVersion(protoimpl.MaxVersion - 20)
 )
 
+// RateAlgorithm is how a rate cap refills.
+type RateAlgorithm int32
+
+const (
+	// Unset: a token bucket.
+	RateAlgorithm_RATE_ALGORITHM_UNSPECIFIED RateAlgorithm = 0
+	// A window opens at the first charge and lasts the period (or to the end
+	// of the calendar unit); when it ends, the whole limit is back.
+	RateAlgorithm_RATE_ALGORITHM_TOKEN_BUCKET RateAlgorithm = 1
+	// Refills continuously, one unit every period/limit, up to the burst.
+	RateAlgorithm_RATE_ALGORITHM_LEAKY_BUCKET RateAlgorithm = 2
+)
+
+// Enum value maps for RateAlgorithm.
+var (
+	RateAlgorithm_name = map[int32]string{
+		0: "RATE_ALGORITHM_UNSPECIFIED",
+		1: "RATE_ALGORITHM_TOKEN_BUCKET",
+		2: "RATE_ALGORITHM_LEAKY_BUCKET",
+	}
+	RateAlgorithm_value = map[string]int32{
+		"RATE_ALGORITHM_UNSPECIFIED":  0,
+		"RATE_ALGORITHM_TOKEN_BUCKET": 1,
+		"RATE_ALGORITHM_LEAKY_BUCKET": 2,
+	}
+)
+
+func (x RateAlgorithm) Enum() *RateAlgorithm {
+	p := new(RateAlgorithm)
+	*p = x
+	return p
+}
+
+func (x RateAlgorithm) String() string {
+	return protoimpl.X.EnumStringOf(x.Descriptor(), protoreflect.EnumNumber(x))
+}
+
+func (RateAlgorithm) Descriptor() protoreflect.EnumDescriptor {
+	return file_governor_v1_governor_proto_enumTypes[0].Descriptor()
+}
+
+func (RateAlgorithm) Type() protoreflect.EnumType {
+	return &file_governor_v1_governor_proto_enumTypes[0]
+}
+
+func (x RateAlgorithm) Number() protoreflect.EnumNumber {
+	return protoreflect.EnumNumber(x)
+}
+
+// Deprecated: Use RateAlgorithm.Descriptor instead.
+func (RateAlgorithm) EnumDescriptor() ([]byte, []int) {
+	return file_governor_v1_governor_proto_rawDescGZIP(), []int{0}
+}
+
+// CalendarUnit ends a token bucket's window at the end of the current
+// calendar unit in the rate's time zone. Weeks start on Monday.
+type CalendarUnit int32
+
+const (
+	// No calendar: the window lasts the period.
+	CalendarUnit_CALENDAR_UNIT_UNSPECIFIED CalendarUnit = 0
+	// The end of the current minute.
+	CalendarUnit_CALENDAR_UNIT_MINUTE CalendarUnit = 1
+	// The end of the current hour.
+	CalendarUnit_CALENDAR_UNIT_HOUR CalendarUnit = 2
+	// Local midnight.
+	CalendarUnit_CALENDAR_UNIT_DAY CalendarUnit = 3
+	// Local midnight before Monday.
+	CalendarUnit_CALENDAR_UNIT_WEEK CalendarUnit = 4
+	// Local midnight before the first of the next month.
+	CalendarUnit_CALENDAR_UNIT_MONTH CalendarUnit = 5
+	// Local midnight before January 1st.
+	CalendarUnit_CALENDAR_UNIT_YEAR CalendarUnit = 6
+)
+
+// Enum value maps for CalendarUnit.
+var (
+	CalendarUnit_name = map[int32]string{
+		0: "CALENDAR_UNIT_UNSPECIFIED",
+		1: "CALENDAR_UNIT_MINUTE",
+		2: "CALENDAR_UNIT_HOUR",
+		3: "CALENDAR_UNIT_DAY",
+		4: "CALENDAR_UNIT_WEEK",
+		5: "CALENDAR_UNIT_MONTH",
+		6: "CALENDAR_UNIT_YEAR",
+	}
+	CalendarUnit_value = map[string]int32{
+		"CALENDAR_UNIT_UNSPECIFIED": 0,
+		"CALENDAR_UNIT_MINUTE":      1,
+		"CALENDAR_UNIT_HOUR":        2,
+		"CALENDAR_UNIT_DAY":         3,
+		"CALENDAR_UNIT_WEEK":        4,
+		"CALENDAR_UNIT_MONTH":       5,
+		"CALENDAR_UNIT_YEAR":        6,
+	}
+)
+
+func (x CalendarUnit) Enum() *CalendarUnit {
+	p := new(CalendarUnit)
+	*p = x
+	return p
+}
+
+func (x CalendarUnit) String() string {
+	return protoimpl.X.EnumStringOf(x.Descriptor(), protoreflect.EnumNumber(x))
+}
+
+func (CalendarUnit) Descriptor() protoreflect.EnumDescriptor {
+	return file_governor_v1_governor_proto_enumTypes[1].Descriptor()
+}
+
+func (CalendarUnit) Type() protoreflect.EnumType {
+	return &file_governor_v1_governor_proto_enumTypes[1]
+}
+
+func (x CalendarUnit) Number() protoreflect.EnumNumber {
+	return protoreflect.EnumNumber(x)
+}
+
+// Deprecated: Use CalendarUnit.Descriptor instead.
+func (CalendarUnit) EnumDescriptor() ([]byte, []int) {
+	return file_governor_v1_governor_proto_rawDescGZIP(), []int{1}
+}
+
+// ConsumeStatus says how a consume was admitted. A refusal is an error.
+type ConsumeStatus int32
+
+const (
+	// Not sent.
+	ConsumeStatus_CONSUME_STATUS_UNSPECIFIED ConsumeStatus = 0
+	// Charged: act now. A peek answers OK too.
+	ConsumeStatus_CONSUME_STATUS_OK ConsumeStatus = 1
+	// Charged for a slot retry_after from now: act then, do not call again.
+	ConsumeStatus_CONSUME_STATUS_SCHEDULED ConsumeStatus = 2
+)
+
+// Enum value maps for ConsumeStatus.
+var (
+	ConsumeStatus_name = map[int32]string{
+		0: "CONSUME_STATUS_UNSPECIFIED",
+		1: "CONSUME_STATUS_OK",
+		2: "CONSUME_STATUS_SCHEDULED",
+	}
+	ConsumeStatus_value = map[string]int32{
+		"CONSUME_STATUS_UNSPECIFIED": 0,
+		"CONSUME_STATUS_OK":          1,
+		"CONSUME_STATUS_SCHEDULED":   2,
+	}
+)
+
+func (x ConsumeStatus) Enum() *ConsumeStatus {
+	p := new(ConsumeStatus)
+	*p = x
+	return p
+}
+
+func (x ConsumeStatus) String() string {
+	return protoimpl.X.EnumStringOf(x.Descriptor(), protoreflect.EnumNumber(x))
+}
+
+func (ConsumeStatus) Descriptor() protoreflect.EnumDescriptor {
+	return file_governor_v1_governor_proto_enumTypes[2].Descriptor()
+}
+
+func (ConsumeStatus) Type() protoreflect.EnumType {
+	return &file_governor_v1_governor_proto_enumTypes[2]
+}
+
+func (x ConsumeStatus) Number() protoreflect.EnumNumber {
+	return protoreflect.EnumNumber(x)
+}
+
+// Deprecated: Use ConsumeStatus.Descriptor instead.
+func (ConsumeStatus) EnumDescriptor() ([]byte, []int) {
+	return file_governor_v1_governor_proto_rawDescGZIP(), []int{2}
+}
+
 // NodeState is where a node is in its life. Every state but ACTIVE is final.
 type NodeState int32
 
@@ -71,11 +248,11 @@ func (x NodeState) String() string {
 }
 
 func (NodeState) Descriptor() protoreflect.EnumDescriptor {
-	return file_governor_v1_governor_proto_enumTypes[0].Descriptor()
+	return file_governor_v1_governor_proto_enumTypes[3].Descriptor()
 }
 
 func (NodeState) Type() protoreflect.EnumType {
-	return &file_governor_v1_governor_proto_enumTypes[0]
+	return &file_governor_v1_governor_proto_enumTypes[3]
 }
 
 func (x NodeState) Number() protoreflect.EnumNumber {
@@ -84,7 +261,7 @@ func (x NodeState) Number() protoreflect.EnumNumber {
 
 // Deprecated: Use NodeState.Descriptor instead.
 func (NodeState) EnumDescriptor() ([]byte, []int) {
-	return file_governor_v1_governor_proto_rawDescGZIP(), []int{0}
+	return file_governor_v1_governor_proto_rawDescGZIP(), []int{3}
 }
 
 // ReleaseOutcome is the successful result of a Release. Other outcomes are
@@ -125,11 +302,11 @@ func (x ReleaseOutcome) String() string {
 }
 
 func (ReleaseOutcome) Descriptor() protoreflect.EnumDescriptor {
-	return file_governor_v1_governor_proto_enumTypes[1].Descriptor()
+	return file_governor_v1_governor_proto_enumTypes[4].Descriptor()
 }
 
 func (ReleaseOutcome) Type() protoreflect.EnumType {
-	return &file_governor_v1_governor_proto_enumTypes[1]
+	return &file_governor_v1_governor_proto_enumTypes[4]
 }
 
 func (x ReleaseOutcome) Number() protoreflect.EnumNumber {
@@ -138,7 +315,7 @@ func (x ReleaseOutcome) Number() protoreflect.EnumNumber {
 
 // Deprecated: Use ReleaseOutcome.Descriptor instead.
 func (ReleaseOutcome) EnumDescriptor() ([]byte, []int) {
-	return file_governor_v1_governor_proto_rawDescGZIP(), []int{1}
+	return file_governor_v1_governor_proto_rawDescGZIP(), []int{4}
 }
 
 // LeaseState is what the server knows about a lease id.
@@ -190,11 +367,11 @@ func (x LeaseState) String() string {
 }
 
 func (LeaseState) Descriptor() protoreflect.EnumDescriptor {
-	return file_governor_v1_governor_proto_enumTypes[2].Descriptor()
+	return file_governor_v1_governor_proto_enumTypes[5].Descriptor()
 }
 
 func (LeaseState) Type() protoreflect.EnumType {
-	return &file_governor_v1_governor_proto_enumTypes[2]
+	return &file_governor_v1_governor_proto_enumTypes[5]
 }
 
 func (x LeaseState) Number() protoreflect.EnumNumber {
@@ -203,7 +380,7 @@ func (x LeaseState) Number() protoreflect.EnumNumber {
 
 // Deprecated: Use LeaseState.Descriptor instead.
 func (LeaseState) EnumDescriptor() ([]byte, []int) {
-	return file_governor_v1_governor_proto_rawDescGZIP(), []int{2}
+	return file_governor_v1_governor_proto_rawDescGZIP(), []int{5}
 }
 
 // LeaseEndedOutcome says why a call naming a lease was refused.
@@ -256,11 +433,11 @@ func (x LeaseEndedOutcome) String() string {
 }
 
 func (LeaseEndedOutcome) Descriptor() protoreflect.EnumDescriptor {
-	return file_governor_v1_governor_proto_enumTypes[3].Descriptor()
+	return file_governor_v1_governor_proto_enumTypes[6].Descriptor()
 }
 
 func (LeaseEndedOutcome) Type() protoreflect.EnumType {
-	return &file_governor_v1_governor_proto_enumTypes[3]
+	return &file_governor_v1_governor_proto_enumTypes[6]
 }
 
 func (x LeaseEndedOutcome) Number() protoreflect.EnumNumber {
@@ -269,7 +446,7 @@ func (x LeaseEndedOutcome) Number() protoreflect.EnumNumber {
 
 // Deprecated: Use LeaseEndedOutcome.Descriptor instead.
 func (LeaseEndedOutcome) EnumDescriptor() ([]byte, []int) {
-	return file_governor_v1_governor_proto_rawDescGZIP(), []int{3}
+	return file_governor_v1_governor_proto_rawDescGZIP(), []int{6}
 }
 
 // NodeSpec describes a node to create.
@@ -288,7 +465,9 @@ type NodeSpec struct {
 	// 1 to 1000. Zero: the default, 1. Ignored below tenant level.
 	Weight uint32 `protobuf:"varint,5,opt,name=weight,proto3" json:"weight,omitempty"`
 	// Order among the same tenant's waiters: higher is served first.
-	Priority      int32 `protobuf:"varint,6,opt,name=priority,proto3" json:"priority,omitempty"`
+	Priority int32 `protobuf:"varint,6,opt,name=priority,proto3" json:"priority,omitempty"`
+	// Rate caps for the node's whole subtree: resource name to rate.
+	Rates         map[string]*Rate `protobuf:"bytes,7,rep,name=rates,proto3" json:"rates,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"bytes,2,opt,name=value"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -365,6 +544,180 @@ func (x *NodeSpec) GetPriority() int32 {
 	return 0
 }
 
+func (x *NodeSpec) GetRates() map[string]*Rate {
+	if x != nil {
+		return x.Rates
+	}
+	return nil
+}
+
+// Rate is a rate cap: limit units per period, refilled with time.
+type Rate struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// Units per period, 1 to 1,000,000,000.
+	Limit int64 `protobuf:"varint,1,opt,name=limit,proto3" json:"limit,omitempty"`
+	// The period, 1ms to 366 days; unset with a calendar unit.
+	Period *durationpb.Duration `protobuf:"bytes,2,opt,name=period,proto3" json:"period,omitempty"`
+	// A leaky bucket's capacity; 0 means the limit. Unset for a token bucket.
+	Burst int64 `protobuf:"varint,3,opt,name=burst,proto3" json:"burst,omitempty"`
+	// How the cap refills.
+	Algorithm RateAlgorithm `protobuf:"varint,4,opt,name=algorithm,proto3,enum=governor.v1.RateAlgorithm" json:"algorithm,omitempty"`
+	// For a token bucket: the window ends with this calendar unit instead of
+	// after a period.
+	Calendar CalendarUnit `protobuf:"varint,5,opt,name=calendar,proto3,enum=governor.v1.CalendarUnit" json:"calendar,omitempty"`
+	// IANA time zone of the calendar unit, such as "Europe/Paris"; empty is
+	// UTC.
+	Zone          string `protobuf:"bytes,6,opt,name=zone,proto3" json:"zone,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *Rate) Reset() {
+	*x = Rate{}
+	mi := &file_governor_v1_governor_proto_msgTypes[1]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *Rate) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*Rate) ProtoMessage() {}
+
+func (x *Rate) ProtoReflect() protoreflect.Message {
+	mi := &file_governor_v1_governor_proto_msgTypes[1]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use Rate.ProtoReflect.Descriptor instead.
+func (*Rate) Descriptor() ([]byte, []int) {
+	return file_governor_v1_governor_proto_rawDescGZIP(), []int{1}
+}
+
+func (x *Rate) GetLimit() int64 {
+	if x != nil {
+		return x.Limit
+	}
+	return 0
+}
+
+func (x *Rate) GetPeriod() *durationpb.Duration {
+	if x != nil {
+		return x.Period
+	}
+	return nil
+}
+
+func (x *Rate) GetBurst() int64 {
+	if x != nil {
+		return x.Burst
+	}
+	return 0
+}
+
+func (x *Rate) GetAlgorithm() RateAlgorithm {
+	if x != nil {
+		return x.Algorithm
+	}
+	return RateAlgorithm_RATE_ALGORITHM_UNSPECIFIED
+}
+
+func (x *Rate) GetCalendar() CalendarUnit {
+	if x != nil {
+		return x.Calendar
+	}
+	return CalendarUnit_CALENDAR_UNIT_UNSPECIFIED
+}
+
+func (x *Rate) GetZone() string {
+	if x != nil {
+		return x.Zone
+	}
+	return ""
+}
+
+// RateUsage is a node's rate cap on one resource, read at the call.
+type RateUsage struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The rate cap.
+	Rate *Rate `protobuf:"bytes,1,opt,name=rate,proto3" json:"rate,omitempty"`
+	// Units it admits now.
+	Remaining int64 `protobuf:"varint,2,opt,name=remaining,proto3" json:"remaining,omitempty"`
+	// When it is full again.
+	ResetTime *timestamppb.Timestamp `protobuf:"bytes,3,opt,name=reset_time,json=resetTime,proto3" json:"reset_time,omitempty"`
+	// Slots are booked beyond what it holds: a consume without max_wait is
+	// refused until they pass.
+	InDebt        bool `protobuf:"varint,4,opt,name=in_debt,json=inDebt,proto3" json:"in_debt,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *RateUsage) Reset() {
+	*x = RateUsage{}
+	mi := &file_governor_v1_governor_proto_msgTypes[2]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *RateUsage) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*RateUsage) ProtoMessage() {}
+
+func (x *RateUsage) ProtoReflect() protoreflect.Message {
+	mi := &file_governor_v1_governor_proto_msgTypes[2]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use RateUsage.ProtoReflect.Descriptor instead.
+func (*RateUsage) Descriptor() ([]byte, []int) {
+	return file_governor_v1_governor_proto_rawDescGZIP(), []int{2}
+}
+
+func (x *RateUsage) GetRate() *Rate {
+	if x != nil {
+		return x.Rate
+	}
+	return nil
+}
+
+func (x *RateUsage) GetRemaining() int64 {
+	if x != nil {
+		return x.Remaining
+	}
+	return 0
+}
+
+func (x *RateUsage) GetResetTime() *timestamppb.Timestamp {
+	if x != nil {
+		return x.ResetTime
+	}
+	return nil
+}
+
+func (x *RateUsage) GetInDebt() bool {
+	if x != nil {
+		return x.InDebt
+	}
+	return false
+}
+
 // ChildDefaults are the caps a node's new grandchildren start with: the
 // defaults a newly created child passes on to its own children.
 type ChildDefaults struct {
@@ -372,14 +725,16 @@ type ChildDefaults struct {
 	// Caps on resources: resource name to units.
 	Quotas map[string]int64 `protobuf:"bytes,1,rep,name=quotas,proto3" json:"quotas,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"varint,2,opt,name=value"`
 	// Concurrency limits: class name to leases.
-	Limits        map[string]int64 `protobuf:"bytes,2,rep,name=limits,proto3" json:"limits,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"varint,2,opt,name=value"`
+	Limits map[string]int64 `protobuf:"bytes,2,rep,name=limits,proto3" json:"limits,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"varint,2,opt,name=value"`
+	// Rate caps: resource name to rate.
+	Rates         map[string]*Rate `protobuf:"bytes,3,rep,name=rates,proto3" json:"rates,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"bytes,2,opt,name=value"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
 
 func (x *ChildDefaults) Reset() {
 	*x = ChildDefaults{}
-	mi := &file_governor_v1_governor_proto_msgTypes[1]
+	mi := &file_governor_v1_governor_proto_msgTypes[3]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -391,7 +746,7 @@ func (x *ChildDefaults) String() string {
 func (*ChildDefaults) ProtoMessage() {}
 
 func (x *ChildDefaults) ProtoReflect() protoreflect.Message {
-	mi := &file_governor_v1_governor_proto_msgTypes[1]
+	mi := &file_governor_v1_governor_proto_msgTypes[3]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -404,7 +759,7 @@ func (x *ChildDefaults) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ChildDefaults.ProtoReflect.Descriptor instead.
 func (*ChildDefaults) Descriptor() ([]byte, []int) {
-	return file_governor_v1_governor_proto_rawDescGZIP(), []int{1}
+	return file_governor_v1_governor_proto_rawDescGZIP(), []int{3}
 }
 
 func (x *ChildDefaults) GetQuotas() map[string]int64 {
@@ -421,6 +776,13 @@ func (x *ChildDefaults) GetLimits() map[string]int64 {
 	return nil
 }
 
+func (x *ChildDefaults) GetRates() map[string]*Rate {
+	if x != nil {
+		return x.Rates
+	}
+	return nil
+}
+
 // Defaults are the caps a node gives each child created under it, where the
 // child's spec does not name its own.
 type Defaults struct {
@@ -430,14 +792,16 @@ type Defaults struct {
 	// Concurrency limits for each new child: class name to leases.
 	Limits map[string]int64 `protobuf:"bytes,2,rep,name=limits,proto3" json:"limits,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"varint,2,opt,name=value"`
 	// The defaults each new child gives its own children.
-	Children      *ChildDefaults `protobuf:"bytes,3,opt,name=children,proto3" json:"children,omitempty"`
+	Children *ChildDefaults `protobuf:"bytes,3,opt,name=children,proto3" json:"children,omitempty"`
+	// Rate caps for each new child: resource name to rate.
+	Rates         map[string]*Rate `protobuf:"bytes,4,rep,name=rates,proto3" json:"rates,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"bytes,2,opt,name=value"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
 
 func (x *Defaults) Reset() {
 	*x = Defaults{}
-	mi := &file_governor_v1_governor_proto_msgTypes[2]
+	mi := &file_governor_v1_governor_proto_msgTypes[4]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -449,7 +813,7 @@ func (x *Defaults) String() string {
 func (*Defaults) ProtoMessage() {}
 
 func (x *Defaults) ProtoReflect() protoreflect.Message {
-	mi := &file_governor_v1_governor_proto_msgTypes[2]
+	mi := &file_governor_v1_governor_proto_msgTypes[4]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -462,7 +826,7 @@ func (x *Defaults) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Defaults.ProtoReflect.Descriptor instead.
 func (*Defaults) Descriptor() ([]byte, []int) {
-	return file_governor_v1_governor_proto_rawDescGZIP(), []int{2}
+	return file_governor_v1_governor_proto_rawDescGZIP(), []int{4}
 }
 
 func (x *Defaults) GetQuotas() map[string]int64 {
@@ -486,6 +850,13 @@ func (x *Defaults) GetChildren() *ChildDefaults {
 	return nil
 }
 
+func (x *Defaults) GetRates() map[string]*Rate {
+	if x != nil {
+		return x.Rates
+	}
+	return nil
+}
+
 // ResourceUsage is a node's state for one resource.
 type ResourceUsage struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
@@ -499,7 +870,7 @@ type ResourceUsage struct {
 
 func (x *ResourceUsage) Reset() {
 	*x = ResourceUsage{}
-	mi := &file_governor_v1_governor_proto_msgTypes[3]
+	mi := &file_governor_v1_governor_proto_msgTypes[5]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -511,7 +882,7 @@ func (x *ResourceUsage) String() string {
 func (*ResourceUsage) ProtoMessage() {}
 
 func (x *ResourceUsage) ProtoReflect() protoreflect.Message {
-	mi := &file_governor_v1_governor_proto_msgTypes[3]
+	mi := &file_governor_v1_governor_proto_msgTypes[5]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -524,7 +895,7 @@ func (x *ResourceUsage) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ResourceUsage.ProtoReflect.Descriptor instead.
 func (*ResourceUsage) Descriptor() ([]byte, []int) {
-	return file_governor_v1_governor_proto_rawDescGZIP(), []int{3}
+	return file_governor_v1_governor_proto_rawDescGZIP(), []int{5}
 }
 
 func (x *ResourceUsage) GetCap() int64 {
@@ -554,7 +925,7 @@ type ClassUsage struct {
 
 func (x *ClassUsage) Reset() {
 	*x = ClassUsage{}
-	mi := &file_governor_v1_governor_proto_msgTypes[4]
+	mi := &file_governor_v1_governor_proto_msgTypes[6]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -566,7 +937,7 @@ func (x *ClassUsage) String() string {
 func (*ClassUsage) ProtoMessage() {}
 
 func (x *ClassUsage) ProtoReflect() protoreflect.Message {
-	mi := &file_governor_v1_governor_proto_msgTypes[4]
+	mi := &file_governor_v1_governor_proto_msgTypes[6]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -579,7 +950,7 @@ func (x *ClassUsage) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ClassUsage.ProtoReflect.Descriptor instead.
 func (*ClassUsage) Descriptor() ([]byte, []int) {
-	return file_governor_v1_governor_proto_rawDescGZIP(), []int{4}
+	return file_governor_v1_governor_proto_rawDescGZIP(), []int{6}
 }
 
 func (x *ClassUsage) GetLimit() int64 {
@@ -635,13 +1006,15 @@ type NodeInfo struct {
 	// Number of children the server holds: the active ones and those ended
 	// within the retention period.
 	ChildrenCount uint64 `protobuf:"varint,16,opt,name=children_count,json=childrenCount,proto3" json:"children_count,omitempty"`
+	// Per resource name: the node's rate cap, read at the call.
+	Rates         map[string]*RateUsage `protobuf:"bytes,17,rep,name=rates,proto3" json:"rates,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"bytes,2,opt,name=value"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
 
 func (x *NodeInfo) Reset() {
 	*x = NodeInfo{}
-	mi := &file_governor_v1_governor_proto_msgTypes[5]
+	mi := &file_governor_v1_governor_proto_msgTypes[7]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -653,7 +1026,7 @@ func (x *NodeInfo) String() string {
 func (*NodeInfo) ProtoMessage() {}
 
 func (x *NodeInfo) ProtoReflect() protoreflect.Message {
-	mi := &file_governor_v1_governor_proto_msgTypes[5]
+	mi := &file_governor_v1_governor_proto_msgTypes[7]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -666,7 +1039,7 @@ func (x *NodeInfo) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use NodeInfo.ProtoReflect.Descriptor instead.
 func (*NodeInfo) Descriptor() ([]byte, []int) {
-	return file_governor_v1_governor_proto_rawDescGZIP(), []int{5}
+	return file_governor_v1_governor_proto_rawDescGZIP(), []int{7}
 }
 
 func (x *NodeInfo) GetId() uint64 {
@@ -781,6 +1154,13 @@ func (x *NodeInfo) GetChildrenCount() uint64 {
 	return 0
 }
 
+func (x *NodeInfo) GetRates() map[string]*RateUsage {
+	if x != nil {
+		return x.Rates
+	}
+	return nil
+}
+
 // Charge is an amount of a resource to spend.
 type Charge struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
@@ -794,7 +1174,7 @@ type Charge struct {
 
 func (x *Charge) Reset() {
 	*x = Charge{}
-	mi := &file_governor_v1_governor_proto_msgTypes[6]
+	mi := &file_governor_v1_governor_proto_msgTypes[8]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -806,7 +1186,7 @@ func (x *Charge) String() string {
 func (*Charge) ProtoMessage() {}
 
 func (x *Charge) ProtoReflect() protoreflect.Message {
-	mi := &file_governor_v1_governor_proto_msgTypes[6]
+	mi := &file_governor_v1_governor_proto_msgTypes[8]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -819,7 +1199,7 @@ func (x *Charge) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Charge.ProtoReflect.Descriptor instead.
 func (*Charge) Descriptor() ([]byte, []int) {
-	return file_governor_v1_governor_proto_rawDescGZIP(), []int{6}
+	return file_governor_v1_governor_proto_rawDescGZIP(), []int{8}
 }
 
 func (x *Charge) GetResource() string {
@@ -851,7 +1231,7 @@ type Consumer struct {
 
 func (x *Consumer) Reset() {
 	*x = Consumer{}
-	mi := &file_governor_v1_governor_proto_msgTypes[7]
+	mi := &file_governor_v1_governor_proto_msgTypes[9]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -863,7 +1243,7 @@ func (x *Consumer) String() string {
 func (*Consumer) ProtoMessage() {}
 
 func (x *Consumer) ProtoReflect() protoreflect.Message {
-	mi := &file_governor_v1_governor_proto_msgTypes[7]
+	mi := &file_governor_v1_governor_proto_msgTypes[9]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -876,7 +1256,7 @@ func (x *Consumer) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Consumer.ProtoReflect.Descriptor instead.
 func (*Consumer) Descriptor() ([]byte, []int) {
-	return file_governor_v1_governor_proto_rawDescGZIP(), []int{7}
+	return file_governor_v1_governor_proto_rawDescGZIP(), []int{9}
 }
 
 func (x *Consumer) GetNodeId() uint64 {
@@ -922,7 +1302,7 @@ type Lease struct {
 
 func (x *Lease) Reset() {
 	*x = Lease{}
-	mi := &file_governor_v1_governor_proto_msgTypes[8]
+	mi := &file_governor_v1_governor_proto_msgTypes[10]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -934,7 +1314,7 @@ func (x *Lease) String() string {
 func (*Lease) ProtoMessage() {}
 
 func (x *Lease) ProtoReflect() protoreflect.Message {
-	mi := &file_governor_v1_governor_proto_msgTypes[8]
+	mi := &file_governor_v1_governor_proto_msgTypes[10]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -947,7 +1327,7 @@ func (x *Lease) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Lease.ProtoReflect.Descriptor instead.
 func (*Lease) Descriptor() ([]byte, []int) {
-	return file_governor_v1_governor_proto_rawDescGZIP(), []int{8}
+	return file_governor_v1_governor_proto_rawDescGZIP(), []int{10}
 }
 
 func (x *Lease) GetId() uint64 {
@@ -1008,7 +1388,7 @@ type OpenSessionRequest struct {
 
 func (x *OpenSessionRequest) Reset() {
 	*x = OpenSessionRequest{}
-	mi := &file_governor_v1_governor_proto_msgTypes[9]
+	mi := &file_governor_v1_governor_proto_msgTypes[11]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1020,7 +1400,7 @@ func (x *OpenSessionRequest) String() string {
 func (*OpenSessionRequest) ProtoMessage() {}
 
 func (x *OpenSessionRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_governor_v1_governor_proto_msgTypes[9]
+	mi := &file_governor_v1_governor_proto_msgTypes[11]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1033,7 +1413,7 @@ func (x *OpenSessionRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use OpenSessionRequest.ProtoReflect.Descriptor instead.
 func (*OpenSessionRequest) Descriptor() ([]byte, []int) {
-	return file_governor_v1_governor_proto_rawDescGZIP(), []int{9}
+	return file_governor_v1_governor_proto_rawDescGZIP(), []int{11}
 }
 
 func (x *OpenSessionRequest) GetTtl() *durationpb.Duration {
@@ -1069,7 +1449,7 @@ type OpenSessionResponse struct {
 
 func (x *OpenSessionResponse) Reset() {
 	*x = OpenSessionResponse{}
-	mi := &file_governor_v1_governor_proto_msgTypes[10]
+	mi := &file_governor_v1_governor_proto_msgTypes[12]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1081,7 +1461,7 @@ func (x *OpenSessionResponse) String() string {
 func (*OpenSessionResponse) ProtoMessage() {}
 
 func (x *OpenSessionResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_governor_v1_governor_proto_msgTypes[10]
+	mi := &file_governor_v1_governor_proto_msgTypes[12]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1094,7 +1474,7 @@ func (x *OpenSessionResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use OpenSessionResponse.ProtoReflect.Descriptor instead.
 func (*OpenSessionResponse) Descriptor() ([]byte, []int) {
-	return file_governor_v1_governor_proto_rawDescGZIP(), []int{10}
+	return file_governor_v1_governor_proto_rawDescGZIP(), []int{12}
 }
 
 func (x *OpenSessionResponse) GetSessionId() uint64 {
@@ -1141,7 +1521,7 @@ type HeartbeatRequest struct {
 
 func (x *HeartbeatRequest) Reset() {
 	*x = HeartbeatRequest{}
-	mi := &file_governor_v1_governor_proto_msgTypes[11]
+	mi := &file_governor_v1_governor_proto_msgTypes[13]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1153,7 +1533,7 @@ func (x *HeartbeatRequest) String() string {
 func (*HeartbeatRequest) ProtoMessage() {}
 
 func (x *HeartbeatRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_governor_v1_governor_proto_msgTypes[11]
+	mi := &file_governor_v1_governor_proto_msgTypes[13]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1166,7 +1546,7 @@ func (x *HeartbeatRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use HeartbeatRequest.ProtoReflect.Descriptor instead.
 func (*HeartbeatRequest) Descriptor() ([]byte, []int) {
-	return file_governor_v1_governor_proto_rawDescGZIP(), []int{11}
+	return file_governor_v1_governor_proto_rawDescGZIP(), []int{13}
 }
 
 // HeartbeatResponse says how long the session now lives.
@@ -1183,7 +1563,7 @@ type HeartbeatResponse struct {
 
 func (x *HeartbeatResponse) Reset() {
 	*x = HeartbeatResponse{}
-	mi := &file_governor_v1_governor_proto_msgTypes[12]
+	mi := &file_governor_v1_governor_proto_msgTypes[14]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1195,7 +1575,7 @@ func (x *HeartbeatResponse) String() string {
 func (*HeartbeatResponse) ProtoMessage() {}
 
 func (x *HeartbeatResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_governor_v1_governor_proto_msgTypes[12]
+	mi := &file_governor_v1_governor_proto_msgTypes[14]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1208,7 +1588,7 @@ func (x *HeartbeatResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use HeartbeatResponse.ProtoReflect.Descriptor instead.
 func (*HeartbeatResponse) Descriptor() ([]byte, []int) {
-	return file_governor_v1_governor_proto_rawDescGZIP(), []int{12}
+	return file_governor_v1_governor_proto_rawDescGZIP(), []int{14}
 }
 
 func (x *HeartbeatResponse) GetTtl() *durationpb.Duration {
@@ -1234,7 +1614,7 @@ type CloseSessionRequest struct {
 
 func (x *CloseSessionRequest) Reset() {
 	*x = CloseSessionRequest{}
-	mi := &file_governor_v1_governor_proto_msgTypes[13]
+	mi := &file_governor_v1_governor_proto_msgTypes[15]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1246,7 +1626,7 @@ func (x *CloseSessionRequest) String() string {
 func (*CloseSessionRequest) ProtoMessage() {}
 
 func (x *CloseSessionRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_governor_v1_governor_proto_msgTypes[13]
+	mi := &file_governor_v1_governor_proto_msgTypes[15]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1259,7 +1639,7 @@ func (x *CloseSessionRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CloseSessionRequest.ProtoReflect.Descriptor instead.
 func (*CloseSessionRequest) Descriptor() ([]byte, []int) {
-	return file_governor_v1_governor_proto_rawDescGZIP(), []int{13}
+	return file_governor_v1_governor_proto_rawDescGZIP(), []int{15}
 }
 
 // CloseSessionResponse confirms the session ended.
@@ -1271,7 +1651,7 @@ type CloseSessionResponse struct {
 
 func (x *CloseSessionResponse) Reset() {
 	*x = CloseSessionResponse{}
-	mi := &file_governor_v1_governor_proto_msgTypes[14]
+	mi := &file_governor_v1_governor_proto_msgTypes[16]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1283,7 +1663,7 @@ func (x *CloseSessionResponse) String() string {
 func (*CloseSessionResponse) ProtoMessage() {}
 
 func (x *CloseSessionResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_governor_v1_governor_proto_msgTypes[14]
+	mi := &file_governor_v1_governor_proto_msgTypes[16]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1296,7 +1676,7 @@ func (x *CloseSessionResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CloseSessionResponse.ProtoReflect.Descriptor instead.
 func (*CloseSessionResponse) Descriptor() ([]byte, []int) {
-	return file_governor_v1_governor_proto_rawDescGZIP(), []int{14}
+	return file_governor_v1_governor_proto_rawDescGZIP(), []int{16}
 }
 
 // CreateNodeRequest creates a child node.
@@ -1314,7 +1694,7 @@ type CreateNodeRequest struct {
 
 func (x *CreateNodeRequest) Reset() {
 	*x = CreateNodeRequest{}
-	mi := &file_governor_v1_governor_proto_msgTypes[15]
+	mi := &file_governor_v1_governor_proto_msgTypes[17]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1326,7 +1706,7 @@ func (x *CreateNodeRequest) String() string {
 func (*CreateNodeRequest) ProtoMessage() {}
 
 func (x *CreateNodeRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_governor_v1_governor_proto_msgTypes[15]
+	mi := &file_governor_v1_governor_proto_msgTypes[17]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1339,7 +1719,7 @@ func (x *CreateNodeRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CreateNodeRequest.ProtoReflect.Descriptor instead.
 func (*CreateNodeRequest) Descriptor() ([]byte, []int) {
-	return file_governor_v1_governor_proto_rawDescGZIP(), []int{15}
+	return file_governor_v1_governor_proto_rawDescGZIP(), []int{17}
 }
 
 func (x *CreateNodeRequest) GetParentId() uint64 {
@@ -1374,7 +1754,7 @@ type CreateNodeResponse struct {
 
 func (x *CreateNodeResponse) Reset() {
 	*x = CreateNodeResponse{}
-	mi := &file_governor_v1_governor_proto_msgTypes[16]
+	mi := &file_governor_v1_governor_proto_msgTypes[18]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1386,7 +1766,7 @@ func (x *CreateNodeResponse) String() string {
 func (*CreateNodeResponse) ProtoMessage() {}
 
 func (x *CreateNodeResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_governor_v1_governor_proto_msgTypes[16]
+	mi := &file_governor_v1_governor_proto_msgTypes[18]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1399,7 +1779,7 @@ func (x *CreateNodeResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CreateNodeResponse.ProtoReflect.Descriptor instead.
 func (*CreateNodeResponse) Descriptor() ([]byte, []int) {
-	return file_governor_v1_governor_proto_rawDescGZIP(), []int{16}
+	return file_governor_v1_governor_proto_rawDescGZIP(), []int{18}
 }
 
 func (x *CreateNodeResponse) GetNode() *NodeInfo {
@@ -1430,7 +1810,7 @@ type EnsureNodeRequest struct {
 
 func (x *EnsureNodeRequest) Reset() {
 	*x = EnsureNodeRequest{}
-	mi := &file_governor_v1_governor_proto_msgTypes[17]
+	mi := &file_governor_v1_governor_proto_msgTypes[19]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1442,7 +1822,7 @@ func (x *EnsureNodeRequest) String() string {
 func (*EnsureNodeRequest) ProtoMessage() {}
 
 func (x *EnsureNodeRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_governor_v1_governor_proto_msgTypes[17]
+	mi := &file_governor_v1_governor_proto_msgTypes[19]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1455,7 +1835,7 @@ func (x *EnsureNodeRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use EnsureNodeRequest.ProtoReflect.Descriptor instead.
 func (*EnsureNodeRequest) Descriptor() ([]byte, []int) {
-	return file_governor_v1_governor_proto_rawDescGZIP(), []int{17}
+	return file_governor_v1_governor_proto_rawDescGZIP(), []int{19}
 }
 
 func (x *EnsureNodeRequest) GetParentId() uint64 {
@@ -1506,7 +1886,7 @@ type EnsureNodeResponse struct {
 
 func (x *EnsureNodeResponse) Reset() {
 	*x = EnsureNodeResponse{}
-	mi := &file_governor_v1_governor_proto_msgTypes[18]
+	mi := &file_governor_v1_governor_proto_msgTypes[20]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1518,7 +1898,7 @@ func (x *EnsureNodeResponse) String() string {
 func (*EnsureNodeResponse) ProtoMessage() {}
 
 func (x *EnsureNodeResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_governor_v1_governor_proto_msgTypes[18]
+	mi := &file_governor_v1_governor_proto_msgTypes[20]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1531,7 +1911,7 @@ func (x *EnsureNodeResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use EnsureNodeResponse.ProtoReflect.Descriptor instead.
 func (*EnsureNodeResponse) Descriptor() ([]byte, []int) {
-	return file_governor_v1_governor_proto_rawDescGZIP(), []int{18}
+	return file_governor_v1_governor_proto_rawDescGZIP(), []int{20}
 }
 
 func (x *EnsureNodeResponse) GetNode() *NodeInfo {
@@ -1561,7 +1941,7 @@ type GetNodeRequest struct {
 
 func (x *GetNodeRequest) Reset() {
 	*x = GetNodeRequest{}
-	mi := &file_governor_v1_governor_proto_msgTypes[19]
+	mi := &file_governor_v1_governor_proto_msgTypes[21]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1573,7 +1953,7 @@ func (x *GetNodeRequest) String() string {
 func (*GetNodeRequest) ProtoMessage() {}
 
 func (x *GetNodeRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_governor_v1_governor_proto_msgTypes[19]
+	mi := &file_governor_v1_governor_proto_msgTypes[21]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1586,7 +1966,7 @@ func (x *GetNodeRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetNodeRequest.ProtoReflect.Descriptor instead.
 func (*GetNodeRequest) Descriptor() ([]byte, []int) {
-	return file_governor_v1_governor_proto_rawDescGZIP(), []int{19}
+	return file_governor_v1_governor_proto_rawDescGZIP(), []int{21}
 }
 
 func (x *GetNodeRequest) GetNodeId() uint64 {
@@ -1617,7 +1997,7 @@ type GetNodeResponse struct {
 
 func (x *GetNodeResponse) Reset() {
 	*x = GetNodeResponse{}
-	mi := &file_governor_v1_governor_proto_msgTypes[20]
+	mi := &file_governor_v1_governor_proto_msgTypes[22]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1629,7 +2009,7 @@ func (x *GetNodeResponse) String() string {
 func (*GetNodeResponse) ProtoMessage() {}
 
 func (x *GetNodeResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_governor_v1_governor_proto_msgTypes[20]
+	mi := &file_governor_v1_governor_proto_msgTypes[22]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1642,7 +2022,7 @@ func (x *GetNodeResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetNodeResponse.ProtoReflect.Descriptor instead.
 func (*GetNodeResponse) Descriptor() ([]byte, []int) {
-	return file_governor_v1_governor_proto_rawDescGZIP(), []int{20}
+	return file_governor_v1_governor_proto_rawDescGZIP(), []int{22}
 }
 
 func (x *GetNodeResponse) GetNode() *NodeInfo {
@@ -1681,7 +2061,7 @@ type WatchNodeRequest struct {
 
 func (x *WatchNodeRequest) Reset() {
 	*x = WatchNodeRequest{}
-	mi := &file_governor_v1_governor_proto_msgTypes[21]
+	mi := &file_governor_v1_governor_proto_msgTypes[23]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1693,7 +2073,7 @@ func (x *WatchNodeRequest) String() string {
 func (*WatchNodeRequest) ProtoMessage() {}
 
 func (x *WatchNodeRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_governor_v1_governor_proto_msgTypes[21]
+	mi := &file_governor_v1_governor_proto_msgTypes[23]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1706,7 +2086,7 @@ func (x *WatchNodeRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use WatchNodeRequest.ProtoReflect.Descriptor instead.
 func (*WatchNodeRequest) Descriptor() ([]byte, []int) {
-	return file_governor_v1_governor_proto_rawDescGZIP(), []int{21}
+	return file_governor_v1_governor_proto_rawDescGZIP(), []int{23}
 }
 
 func (x *WatchNodeRequest) GetNodeId() uint64 {
@@ -1755,7 +2135,7 @@ type WatchNodeResponse struct {
 
 func (x *WatchNodeResponse) Reset() {
 	*x = WatchNodeResponse{}
-	mi := &file_governor_v1_governor_proto_msgTypes[22]
+	mi := &file_governor_v1_governor_proto_msgTypes[24]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1767,7 +2147,7 @@ func (x *WatchNodeResponse) String() string {
 func (*WatchNodeResponse) ProtoMessage() {}
 
 func (x *WatchNodeResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_governor_v1_governor_proto_msgTypes[22]
+	mi := &file_governor_v1_governor_proto_msgTypes[24]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1780,7 +2160,7 @@ func (x *WatchNodeResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use WatchNodeResponse.ProtoReflect.Descriptor instead.
 func (*WatchNodeResponse) Descriptor() ([]byte, []int) {
-	return file_governor_v1_governor_proto_rawDescGZIP(), []int{22}
+	return file_governor_v1_governor_proto_rawDescGZIP(), []int{24}
 }
 
 func (x *WatchNodeResponse) GetNodeId() uint64 {
@@ -1842,7 +2222,7 @@ type CancelNodeRequest struct {
 
 func (x *CancelNodeRequest) Reset() {
 	*x = CancelNodeRequest{}
-	mi := &file_governor_v1_governor_proto_msgTypes[23]
+	mi := &file_governor_v1_governor_proto_msgTypes[25]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1854,7 +2234,7 @@ func (x *CancelNodeRequest) String() string {
 func (*CancelNodeRequest) ProtoMessage() {}
 
 func (x *CancelNodeRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_governor_v1_governor_proto_msgTypes[23]
+	mi := &file_governor_v1_governor_proto_msgTypes[25]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1867,7 +2247,7 @@ func (x *CancelNodeRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CancelNodeRequest.ProtoReflect.Descriptor instead.
 func (*CancelNodeRequest) Descriptor() ([]byte, []int) {
-	return file_governor_v1_governor_proto_rawDescGZIP(), []int{23}
+	return file_governor_v1_governor_proto_rawDescGZIP(), []int{25}
 }
 
 func (x *CancelNodeRequest) GetNodeId() uint64 {
@@ -1902,7 +2282,7 @@ type CancelNodeResponse struct {
 
 func (x *CancelNodeResponse) Reset() {
 	*x = CancelNodeResponse{}
-	mi := &file_governor_v1_governor_proto_msgTypes[24]
+	mi := &file_governor_v1_governor_proto_msgTypes[26]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1914,7 +2294,7 @@ func (x *CancelNodeResponse) String() string {
 func (*CancelNodeResponse) ProtoMessage() {}
 
 func (x *CancelNodeResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_governor_v1_governor_proto_msgTypes[24]
+	mi := &file_governor_v1_governor_proto_msgTypes[26]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1927,7 +2307,7 @@ func (x *CancelNodeResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CancelNodeResponse.ProtoReflect.Descriptor instead.
 func (*CancelNodeResponse) Descriptor() ([]byte, []int) {
-	return file_governor_v1_governor_proto_rawDescGZIP(), []int{24}
+	return file_governor_v1_governor_proto_rawDescGZIP(), []int{26}
 }
 
 func (x *CancelNodeResponse) GetNode() *NodeInfo {
@@ -1951,7 +2331,7 @@ type CloseNodeRequest struct {
 
 func (x *CloseNodeRequest) Reset() {
 	*x = CloseNodeRequest{}
-	mi := &file_governor_v1_governor_proto_msgTypes[25]
+	mi := &file_governor_v1_governor_proto_msgTypes[27]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1963,7 +2343,7 @@ func (x *CloseNodeRequest) String() string {
 func (*CloseNodeRequest) ProtoMessage() {}
 
 func (x *CloseNodeRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_governor_v1_governor_proto_msgTypes[25]
+	mi := &file_governor_v1_governor_proto_msgTypes[27]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1976,7 +2356,7 @@ func (x *CloseNodeRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CloseNodeRequest.ProtoReflect.Descriptor instead.
 func (*CloseNodeRequest) Descriptor() ([]byte, []int) {
-	return file_governor_v1_governor_proto_rawDescGZIP(), []int{25}
+	return file_governor_v1_governor_proto_rawDescGZIP(), []int{27}
 }
 
 func (x *CloseNodeRequest) GetNodeId() uint64 {
@@ -2004,7 +2384,7 @@ type CloseNodeResponse struct {
 
 func (x *CloseNodeResponse) Reset() {
 	*x = CloseNodeResponse{}
-	mi := &file_governor_v1_governor_proto_msgTypes[26]
+	mi := &file_governor_v1_governor_proto_msgTypes[28]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2016,7 +2396,7 @@ func (x *CloseNodeResponse) String() string {
 func (*CloseNodeResponse) ProtoMessage() {}
 
 func (x *CloseNodeResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_governor_v1_governor_proto_msgTypes[26]
+	mi := &file_governor_v1_governor_proto_msgTypes[28]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2029,7 +2409,7 @@ func (x *CloseNodeResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CloseNodeResponse.ProtoReflect.Descriptor instead.
 func (*CloseNodeResponse) Descriptor() ([]byte, []int) {
-	return file_governor_v1_governor_proto_rawDescGZIP(), []int{26}
+	return file_governor_v1_governor_proto_rawDescGZIP(), []int{28}
 }
 
 func (x *CloseNodeResponse) GetNode() *NodeInfo {
@@ -2046,17 +2426,23 @@ type ConsumeRequest struct {
 	NodeId uint64 `protobuf:"varint,1,opt,name=node_id,json=nodeId,proto3" json:"node_id,omitempty"`
 	// Resource name.
 	Resource string `protobuf:"bytes,2,opt,name=resource,proto3" json:"resource,omitempty"`
-	// Units to spend; at least 1.
+	// Units to spend; 0 is a peek, which charges and records nothing.
 	Amount int64 `protobuf:"varint,3,opt,name=amount,proto3" json:"amount,omitempty"`
 	// Caller's id for this change; see the service comment.
-	RequestId     string `protobuf:"bytes,4,opt,name=request_id,json=requestId,proto3" json:"request_id,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
+	RequestId string `protobuf:"bytes,4,opt,name=request_id,json=requestId,proto3" json:"request_id,omitempty"`
+	// The longest the caller will wait for a slot. Unset or 0: admit now or
+	// refuse. The server books at most its own ceiling (max_schedule_wait).
+	MaxWait *durationpb.Duration `protobuf:"bytes,5,opt,name=max_wait,json=maxWait,proto3" json:"max_wait,omitempty"`
+	// A refusal empties the rate caps that refused, so later peeks see
+	// nothing remaining until they refill (check before, charge after).
+	DrainOverLimit bool `protobuf:"varint,6,opt,name=drain_over_limit,json=drainOverLimit,proto3" json:"drain_over_limit,omitempty"`
+	unknownFields  protoimpl.UnknownFields
+	sizeCache      protoimpl.SizeCache
 }
 
 func (x *ConsumeRequest) Reset() {
 	*x = ConsumeRequest{}
-	mi := &file_governor_v1_governor_proto_msgTypes[27]
+	mi := &file_governor_v1_governor_proto_msgTypes[29]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2068,7 +2454,7 @@ func (x *ConsumeRequest) String() string {
 func (*ConsumeRequest) ProtoMessage() {}
 
 func (x *ConsumeRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_governor_v1_governor_proto_msgTypes[27]
+	mi := &file_governor_v1_governor_proto_msgTypes[29]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2081,7 +2467,7 @@ func (x *ConsumeRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ConsumeRequest.ProtoReflect.Descriptor instead.
 func (*ConsumeRequest) Descriptor() ([]byte, []int) {
-	return file_governor_v1_governor_proto_rawDescGZIP(), []int{27}
+	return file_governor_v1_governor_proto_rawDescGZIP(), []int{29}
 }
 
 func (x *ConsumeRequest) GetNodeId() uint64 {
@@ -2112,22 +2498,41 @@ func (x *ConsumeRequest) GetRequestId() string {
 	return ""
 }
 
-// ConsumeResponse reports what is left after a granted consume. Field
-// numbers 3 (status) and 4 (retry_after) are kept for rate limits.
+func (x *ConsumeRequest) GetMaxWait() *durationpb.Duration {
+	if x != nil {
+		return x.MaxWait
+	}
+	return nil
+}
+
+func (x *ConsumeRequest) GetDrainOverLimit() bool {
+	if x != nil {
+		return x.DrainOverLimit
+	}
+	return false
+}
+
+// ConsumeResponse reports what is left after a granted consume or a peek.
 type ConsumeResponse struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
-	// The smallest headroom left on the node's chain for the resource, read
-	// just after the charge; absent when no node on the chain caps it.
+	// The smallest headroom left on the node's chain for the resource (quota
+	// or rate cap), read just after the charge; absent when nothing on the
+	// chain caps it.
 	Remaining *int64 `protobuf:"varint,1,opt,name=remaining,proto3,oneof" json:"remaining,omitempty"`
-	// When the tightest rate limit on the chain refills; absent without one.
-	ResetTime     *timestamppb.Timestamp `protobuf:"bytes,2,opt,name=reset_time,json=resetTime,proto3" json:"reset_time,omitempty"`
+	// When that tightest cap is full again; absent for a quota, which never
+	// refills.
+	ResetTime *timestamppb.Timestamp `protobuf:"bytes,2,opt,name=reset_time,json=resetTime,proto3" json:"reset_time,omitempty"`
+	// OK: act now. SCHEDULED: act after retry_after.
+	Status ConsumeStatus `protobuf:"varint,3,opt,name=status,proto3,enum=governor.v1.ConsumeStatus" json:"status,omitempty"`
+	// SCHEDULED: the wait until the booked slot, measured from the answer.
+	RetryAfter    *durationpb.Duration `protobuf:"bytes,4,opt,name=retry_after,json=retryAfter,proto3" json:"retry_after,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
 
 func (x *ConsumeResponse) Reset() {
 	*x = ConsumeResponse{}
-	mi := &file_governor_v1_governor_proto_msgTypes[28]
+	mi := &file_governor_v1_governor_proto_msgTypes[30]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2139,7 +2544,7 @@ func (x *ConsumeResponse) String() string {
 func (*ConsumeResponse) ProtoMessage() {}
 
 func (x *ConsumeResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_governor_v1_governor_proto_msgTypes[28]
+	mi := &file_governor_v1_governor_proto_msgTypes[30]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2152,7 +2557,7 @@ func (x *ConsumeResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ConsumeResponse.ProtoReflect.Descriptor instead.
 func (*ConsumeResponse) Descriptor() ([]byte, []int) {
-	return file_governor_v1_governor_proto_rawDescGZIP(), []int{28}
+	return file_governor_v1_governor_proto_rawDescGZIP(), []int{30}
 }
 
 func (x *ConsumeResponse) GetRemaining() int64 {
@@ -2165,6 +2570,20 @@ func (x *ConsumeResponse) GetRemaining() int64 {
 func (x *ConsumeResponse) GetResetTime() *timestamppb.Timestamp {
 	if x != nil {
 		return x.ResetTime
+	}
+	return nil
+}
+
+func (x *ConsumeResponse) GetStatus() ConsumeStatus {
+	if x != nil {
+		return x.Status
+	}
+	return ConsumeStatus_CONSUME_STATUS_UNSPECIFIED
+}
+
+func (x *ConsumeResponse) GetRetryAfter() *durationpb.Duration {
+	if x != nil {
+		return x.RetryAfter
 	}
 	return nil
 }
@@ -2187,7 +2606,7 @@ type AcquireRequest struct {
 
 func (x *AcquireRequest) Reset() {
 	*x = AcquireRequest{}
-	mi := &file_governor_v1_governor_proto_msgTypes[29]
+	mi := &file_governor_v1_governor_proto_msgTypes[31]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2199,7 +2618,7 @@ func (x *AcquireRequest) String() string {
 func (*AcquireRequest) ProtoMessage() {}
 
 func (x *AcquireRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_governor_v1_governor_proto_msgTypes[29]
+	mi := &file_governor_v1_governor_proto_msgTypes[31]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2212,7 +2631,7 @@ func (x *AcquireRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AcquireRequest.ProtoReflect.Descriptor instead.
 func (*AcquireRequest) Descriptor() ([]byte, []int) {
-	return file_governor_v1_governor_proto_rawDescGZIP(), []int{29}
+	return file_governor_v1_governor_proto_rawDescGZIP(), []int{31}
 }
 
 func (x *AcquireRequest) GetNodeId() uint64 {
@@ -2254,7 +2673,7 @@ type AcquireResponse struct {
 
 func (x *AcquireResponse) Reset() {
 	*x = AcquireResponse{}
-	mi := &file_governor_v1_governor_proto_msgTypes[30]
+	mi := &file_governor_v1_governor_proto_msgTypes[32]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2266,7 +2685,7 @@ func (x *AcquireResponse) String() string {
 func (*AcquireResponse) ProtoMessage() {}
 
 func (x *AcquireResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_governor_v1_governor_proto_msgTypes[30]
+	mi := &file_governor_v1_governor_proto_msgTypes[32]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2279,7 +2698,7 @@ func (x *AcquireResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AcquireResponse.ProtoReflect.Descriptor instead.
 func (*AcquireResponse) Descriptor() ([]byte, []int) {
-	return file_governor_v1_governor_proto_rawDescGZIP(), []int{30}
+	return file_governor_v1_governor_proto_rawDescGZIP(), []int{32}
 }
 
 func (x *AcquireResponse) GetLease() *Lease {
@@ -2307,7 +2726,7 @@ type ReleaseRequest struct {
 
 func (x *ReleaseRequest) Reset() {
 	*x = ReleaseRequest{}
-	mi := &file_governor_v1_governor_proto_msgTypes[31]
+	mi := &file_governor_v1_governor_proto_msgTypes[33]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2319,7 +2738,7 @@ func (x *ReleaseRequest) String() string {
 func (*ReleaseRequest) ProtoMessage() {}
 
 func (x *ReleaseRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_governor_v1_governor_proto_msgTypes[31]
+	mi := &file_governor_v1_governor_proto_msgTypes[33]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2332,7 +2751,7 @@ func (x *ReleaseRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ReleaseRequest.ProtoReflect.Descriptor instead.
 func (*ReleaseRequest) Descriptor() ([]byte, []int) {
-	return file_governor_v1_governor_proto_rawDescGZIP(), []int{31}
+	return file_governor_v1_governor_proto_rawDescGZIP(), []int{33}
 }
 
 func (x *ReleaseRequest) GetLeaseId() uint64 {
@@ -2374,7 +2793,7 @@ type ReleaseResponse struct {
 
 func (x *ReleaseResponse) Reset() {
 	*x = ReleaseResponse{}
-	mi := &file_governor_v1_governor_proto_msgTypes[32]
+	mi := &file_governor_v1_governor_proto_msgTypes[34]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2386,7 +2805,7 @@ func (x *ReleaseResponse) String() string {
 func (*ReleaseResponse) ProtoMessage() {}
 
 func (x *ReleaseResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_governor_v1_governor_proto_msgTypes[32]
+	mi := &file_governor_v1_governor_proto_msgTypes[34]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2399,7 +2818,7 @@ func (x *ReleaseResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ReleaseResponse.ProtoReflect.Descriptor instead.
 func (*ReleaseResponse) Descriptor() ([]byte, []int) {
-	return file_governor_v1_governor_proto_rawDescGZIP(), []int{32}
+	return file_governor_v1_governor_proto_rawDescGZIP(), []int{34}
 }
 
 func (x *ReleaseResponse) GetOutcome() ReleaseOutcome {
@@ -2420,7 +2839,7 @@ type ValidateRequest struct {
 
 func (x *ValidateRequest) Reset() {
 	*x = ValidateRequest{}
-	mi := &file_governor_v1_governor_proto_msgTypes[33]
+	mi := &file_governor_v1_governor_proto_msgTypes[35]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2432,7 +2851,7 @@ func (x *ValidateRequest) String() string {
 func (*ValidateRequest) ProtoMessage() {}
 
 func (x *ValidateRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_governor_v1_governor_proto_msgTypes[33]
+	mi := &file_governor_v1_governor_proto_msgTypes[35]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2445,7 +2864,7 @@ func (x *ValidateRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ValidateRequest.ProtoReflect.Descriptor instead.
 func (*ValidateRequest) Descriptor() ([]byte, []int) {
-	return file_governor_v1_governor_proto_rawDescGZIP(), []int{33}
+	return file_governor_v1_governor_proto_rawDescGZIP(), []int{35}
 }
 
 func (x *ValidateRequest) GetLeaseId() uint64 {
@@ -2472,7 +2891,7 @@ type ValidateResponse struct {
 
 func (x *ValidateResponse) Reset() {
 	*x = ValidateResponse{}
-	mi := &file_governor_v1_governor_proto_msgTypes[34]
+	mi := &file_governor_v1_governor_proto_msgTypes[36]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2484,7 +2903,7 @@ func (x *ValidateResponse) String() string {
 func (*ValidateResponse) ProtoMessage() {}
 
 func (x *ValidateResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_governor_v1_governor_proto_msgTypes[34]
+	mi := &file_governor_v1_governor_proto_msgTypes[36]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2497,7 +2916,7 @@ func (x *ValidateResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ValidateResponse.ProtoReflect.Descriptor instead.
 func (*ValidateResponse) Descriptor() ([]byte, []int) {
-	return file_governor_v1_governor_proto_rawDescGZIP(), []int{34}
+	return file_governor_v1_governor_proto_rawDescGZIP(), []int{36}
 }
 
 func (x *ValidateResponse) GetValid() bool {
@@ -2546,7 +2965,7 @@ type SetQuotaRequest struct {
 
 func (x *SetQuotaRequest) Reset() {
 	*x = SetQuotaRequest{}
-	mi := &file_governor_v1_governor_proto_msgTypes[35]
+	mi := &file_governor_v1_governor_proto_msgTypes[37]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2558,7 +2977,7 @@ func (x *SetQuotaRequest) String() string {
 func (*SetQuotaRequest) ProtoMessage() {}
 
 func (x *SetQuotaRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_governor_v1_governor_proto_msgTypes[35]
+	mi := &file_governor_v1_governor_proto_msgTypes[37]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2571,7 +2990,7 @@ func (x *SetQuotaRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SetQuotaRequest.ProtoReflect.Descriptor instead.
 func (*SetQuotaRequest) Descriptor() ([]byte, []int) {
-	return file_governor_v1_governor_proto_rawDescGZIP(), []int{35}
+	return file_governor_v1_governor_proto_rawDescGZIP(), []int{37}
 }
 
 func (x *SetQuotaRequest) GetNodeId() uint64 {
@@ -2613,7 +3032,7 @@ type SetQuotaResponse struct {
 
 func (x *SetQuotaResponse) Reset() {
 	*x = SetQuotaResponse{}
-	mi := &file_governor_v1_governor_proto_msgTypes[36]
+	mi := &file_governor_v1_governor_proto_msgTypes[38]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2625,7 +3044,7 @@ func (x *SetQuotaResponse) String() string {
 func (*SetQuotaResponse) ProtoMessage() {}
 
 func (x *SetQuotaResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_governor_v1_governor_proto_msgTypes[36]
+	mi := &file_governor_v1_governor_proto_msgTypes[38]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2638,7 +3057,7 @@ func (x *SetQuotaResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SetQuotaResponse.ProtoReflect.Descriptor instead.
 func (*SetQuotaResponse) Descriptor() ([]byte, []int) {
-	return file_governor_v1_governor_proto_rawDescGZIP(), []int{36}
+	return file_governor_v1_governor_proto_rawDescGZIP(), []int{38}
 }
 
 func (x *SetQuotaResponse) GetNode() *NodeInfo {
@@ -2667,7 +3086,7 @@ type SetLimitRequest struct {
 
 func (x *SetLimitRequest) Reset() {
 	*x = SetLimitRequest{}
-	mi := &file_governor_v1_governor_proto_msgTypes[37]
+	mi := &file_governor_v1_governor_proto_msgTypes[39]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2679,7 +3098,7 @@ func (x *SetLimitRequest) String() string {
 func (*SetLimitRequest) ProtoMessage() {}
 
 func (x *SetLimitRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_governor_v1_governor_proto_msgTypes[37]
+	mi := &file_governor_v1_governor_proto_msgTypes[39]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2692,7 +3111,7 @@ func (x *SetLimitRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SetLimitRequest.ProtoReflect.Descriptor instead.
 func (*SetLimitRequest) Descriptor() ([]byte, []int) {
-	return file_governor_v1_governor_proto_rawDescGZIP(), []int{37}
+	return file_governor_v1_governor_proto_rawDescGZIP(), []int{39}
 }
 
 func (x *SetLimitRequest) GetNodeId() uint64 {
@@ -2734,7 +3153,7 @@ type SetLimitResponse struct {
 
 func (x *SetLimitResponse) Reset() {
 	*x = SetLimitResponse{}
-	mi := &file_governor_v1_governor_proto_msgTypes[38]
+	mi := &file_governor_v1_governor_proto_msgTypes[40]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2746,7 +3165,7 @@ func (x *SetLimitResponse) String() string {
 func (*SetLimitResponse) ProtoMessage() {}
 
 func (x *SetLimitResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_governor_v1_governor_proto_msgTypes[38]
+	mi := &file_governor_v1_governor_proto_msgTypes[40]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2759,7 +3178,7 @@ func (x *SetLimitResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SetLimitResponse.ProtoReflect.Descriptor instead.
 func (*SetLimitResponse) Descriptor() ([]byte, []int) {
-	return file_governor_v1_governor_proto_rawDescGZIP(), []int{38}
+	return file_governor_v1_governor_proto_rawDescGZIP(), []int{40}
 }
 
 func (x *SetLimitResponse) GetNode() *NodeInfo {
@@ -2784,7 +3203,7 @@ type SetDefaultsRequest struct {
 
 func (x *SetDefaultsRequest) Reset() {
 	*x = SetDefaultsRequest{}
-	mi := &file_governor_v1_governor_proto_msgTypes[39]
+	mi := &file_governor_v1_governor_proto_msgTypes[41]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2796,7 +3215,7 @@ func (x *SetDefaultsRequest) String() string {
 func (*SetDefaultsRequest) ProtoMessage() {}
 
 func (x *SetDefaultsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_governor_v1_governor_proto_msgTypes[39]
+	mi := &file_governor_v1_governor_proto_msgTypes[41]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2809,7 +3228,7 @@ func (x *SetDefaultsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SetDefaultsRequest.ProtoReflect.Descriptor instead.
 func (*SetDefaultsRequest) Descriptor() ([]byte, []int) {
-	return file_governor_v1_governor_proto_rawDescGZIP(), []int{39}
+	return file_governor_v1_governor_proto_rawDescGZIP(), []int{41}
 }
 
 func (x *SetDefaultsRequest) GetNodeId() uint64 {
@@ -2844,7 +3263,7 @@ type SetDefaultsResponse struct {
 
 func (x *SetDefaultsResponse) Reset() {
 	*x = SetDefaultsResponse{}
-	mi := &file_governor_v1_governor_proto_msgTypes[40]
+	mi := &file_governor_v1_governor_proto_msgTypes[42]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2856,7 +3275,7 @@ func (x *SetDefaultsResponse) String() string {
 func (*SetDefaultsResponse) ProtoMessage() {}
 
 func (x *SetDefaultsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_governor_v1_governor_proto_msgTypes[40]
+	mi := &file_governor_v1_governor_proto_msgTypes[42]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2869,10 +3288,244 @@ func (x *SetDefaultsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SetDefaultsResponse.ProtoReflect.Descriptor instead.
 func (*SetDefaultsResponse) Descriptor() ([]byte, []int) {
-	return file_governor_v1_governor_proto_rawDescGZIP(), []int{40}
+	return file_governor_v1_governor_proto_rawDescGZIP(), []int{42}
 }
 
 func (x *SetDefaultsResponse) GetNode() *NodeInfo {
+	if x != nil {
+		return x.Node
+	}
+	return nil
+}
+
+// SetRateRequest sets or removes a rate cap. A change keeps the bucket's
+// state: a leaky bucket in debt keeps every booked slot's time; otherwise
+// remaining moves by the change of burst, never below zero. A change of
+// algorithm, calendar unit or zone starts a full bucket.
+type SetRateRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The node; it must lie strictly inside the caller's scope, so 0 (the
+	// scope node) is refused with PermissionDenied.
+	NodeId uint64 `protobuf:"varint,1,opt,name=node_id,json=nodeId,proto3" json:"node_id,omitempty"`
+	// Resource name.
+	Resource string `protobuf:"bytes,2,opt,name=resource,proto3" json:"resource,omitempty"`
+	// The new rate cap. Absent: remove it.
+	Rate *Rate `protobuf:"bytes,3,opt,name=rate,proto3" json:"rate,omitempty"`
+	// Caller's id for this change; see the service comment.
+	RequestId     string `protobuf:"bytes,4,opt,name=request_id,json=requestId,proto3" json:"request_id,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *SetRateRequest) Reset() {
+	*x = SetRateRequest{}
+	mi := &file_governor_v1_governor_proto_msgTypes[43]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *SetRateRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*SetRateRequest) ProtoMessage() {}
+
+func (x *SetRateRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_governor_v1_governor_proto_msgTypes[43]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use SetRateRequest.ProtoReflect.Descriptor instead.
+func (*SetRateRequest) Descriptor() ([]byte, []int) {
+	return file_governor_v1_governor_proto_rawDescGZIP(), []int{43}
+}
+
+func (x *SetRateRequest) GetNodeId() uint64 {
+	if x != nil {
+		return x.NodeId
+	}
+	return 0
+}
+
+func (x *SetRateRequest) GetResource() string {
+	if x != nil {
+		return x.Resource
+	}
+	return ""
+}
+
+func (x *SetRateRequest) GetRate() *Rate {
+	if x != nil {
+		return x.Rate
+	}
+	return nil
+}
+
+func (x *SetRateRequest) GetRequestId() string {
+	if x != nil {
+		return x.RequestId
+	}
+	return ""
+}
+
+// SetRateResponse describes the node after the change.
+type SetRateResponse struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The node after the change.
+	Node          *NodeInfo `protobuf:"bytes,1,opt,name=node,proto3" json:"node,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *SetRateResponse) Reset() {
+	*x = SetRateResponse{}
+	mi := &file_governor_v1_governor_proto_msgTypes[44]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *SetRateResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*SetRateResponse) ProtoMessage() {}
+
+func (x *SetRateResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_governor_v1_governor_proto_msgTypes[44]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use SetRateResponse.ProtoReflect.Descriptor instead.
+func (*SetRateResponse) Descriptor() ([]byte, []int) {
+	return file_governor_v1_governor_proto_rawDescGZIP(), []int{44}
+}
+
+func (x *SetRateResponse) GetNode() *NodeInfo {
+	if x != nil {
+		return x.Node
+	}
+	return nil
+}
+
+// ResetRateRequest refills a rate cap.
+type ResetRateRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The node; it must lie strictly inside the caller's scope, so 0 (the
+	// scope node) is refused with PermissionDenied.
+	NodeId uint64 `protobuf:"varint,1,opt,name=node_id,json=nodeId,proto3" json:"node_id,omitempty"`
+	// Resource name; the node must have a rate cap on it.
+	Resource string `protobuf:"bytes,2,opt,name=resource,proto3" json:"resource,omitempty"`
+	// Caller's id for this change; see the service comment.
+	RequestId     string `protobuf:"bytes,3,opt,name=request_id,json=requestId,proto3" json:"request_id,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ResetRateRequest) Reset() {
+	*x = ResetRateRequest{}
+	mi := &file_governor_v1_governor_proto_msgTypes[45]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ResetRateRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ResetRateRequest) ProtoMessage() {}
+
+func (x *ResetRateRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_governor_v1_governor_proto_msgTypes[45]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ResetRateRequest.ProtoReflect.Descriptor instead.
+func (*ResetRateRequest) Descriptor() ([]byte, []int) {
+	return file_governor_v1_governor_proto_rawDescGZIP(), []int{45}
+}
+
+func (x *ResetRateRequest) GetNodeId() uint64 {
+	if x != nil {
+		return x.NodeId
+	}
+	return 0
+}
+
+func (x *ResetRateRequest) GetResource() string {
+	if x != nil {
+		return x.Resource
+	}
+	return ""
+}
+
+func (x *ResetRateRequest) GetRequestId() string {
+	if x != nil {
+		return x.RequestId
+	}
+	return ""
+}
+
+// ResetRateResponse describes the node after the change.
+type ResetRateResponse struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The node after the change.
+	Node          *NodeInfo `protobuf:"bytes,1,opt,name=node,proto3" json:"node,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ResetRateResponse) Reset() {
+	*x = ResetRateResponse{}
+	mi := &file_governor_v1_governor_proto_msgTypes[46]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ResetRateResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ResetRateResponse) ProtoMessage() {}
+
+func (x *ResetRateResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_governor_v1_governor_proto_msgTypes[46]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ResetRateResponse.ProtoReflect.Descriptor instead.
+func (*ResetRateResponse) Descriptor() ([]byte, []int) {
+	return file_governor_v1_governor_proto_rawDescGZIP(), []int{46}
+}
+
+func (x *ResetRateResponse) GetNode() *NodeInfo {
 	if x != nil {
 		return x.Node
 	}
@@ -2897,13 +3550,26 @@ type Denial struct {
 	// The child of that node that used the most; absent when none has used
 	// any.
 	LargestConsumer *Consumer `protobuf:"bytes,7,opt,name=largest_consumer,json=largestConsumer,proto3" json:"largest_consumer,omitempty"`
-	unknownFields   protoimpl.UnknownFields
-	sizeCache       protoimpl.SizeCache
+	// The rate cap that refused; absent when a quota did (then limit is the
+	// quota).
+	Rate *Rate `protobuf:"bytes,8,opt,name=rate,proto3" json:"rate,omitempty"`
+	// Units the rate cap admits now.
+	Remaining int64 `protobuf:"varint,9,opt,name=remaining,proto3" json:"remaining,omitempty"`
+	// The wait that would have been needed; absent when no wait helps.
+	RetryAfter *durationpb.Duration `protobuf:"bytes,10,opt,name=retry_after,json=retryAfter,proto3" json:"retry_after,omitempty"`
+	// When the rate cap would admit the amount (or is full again, when it
+	// never can).
+	ResetTime *timestamppb.Timestamp `protobuf:"bytes,11,opt,name=reset_time,json=resetTime,proto3" json:"reset_time,omitempty"`
+	// No wait helps: the amount is more than a rate cap's burst, or a quota
+	// refused. Set only for a consume with max_wait.
+	NeverFits     bool `protobuf:"varint,12,opt,name=never_fits,json=neverFits,proto3" json:"never_fits,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
 }
 
 func (x *Denial) Reset() {
 	*x = Denial{}
-	mi := &file_governor_v1_governor_proto_msgTypes[41]
+	mi := &file_governor_v1_governor_proto_msgTypes[47]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2915,7 +3581,7 @@ func (x *Denial) String() string {
 func (*Denial) ProtoMessage() {}
 
 func (x *Denial) ProtoReflect() protoreflect.Message {
-	mi := &file_governor_v1_governor_proto_msgTypes[41]
+	mi := &file_governor_v1_governor_proto_msgTypes[47]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2928,7 +3594,7 @@ func (x *Denial) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Denial.ProtoReflect.Descriptor instead.
 func (*Denial) Descriptor() ([]byte, []int) {
-	return file_governor_v1_governor_proto_rawDescGZIP(), []int{41}
+	return file_governor_v1_governor_proto_rawDescGZIP(), []int{47}
 }
 
 func (x *Denial) GetNodeId() uint64 {
@@ -2980,6 +3646,41 @@ func (x *Denial) GetLargestConsumer() *Consumer {
 	return nil
 }
 
+func (x *Denial) GetRate() *Rate {
+	if x != nil {
+		return x.Rate
+	}
+	return nil
+}
+
+func (x *Denial) GetRemaining() int64 {
+	if x != nil {
+		return x.Remaining
+	}
+	return 0
+}
+
+func (x *Denial) GetRetryAfter() *durationpb.Duration {
+	if x != nil {
+		return x.RetryAfter
+	}
+	return nil
+}
+
+func (x *Denial) GetResetTime() *timestamppb.Timestamp {
+	if x != nil {
+		return x.ResetTime
+	}
+	return nil
+}
+
+func (x *Denial) GetNeverFits() bool {
+	if x != nil {
+		return x.NeverFits
+	}
+	return false
+}
+
 // LeaseEnded is the error detail of a call naming a lease that cannot be
 // used.
 type LeaseEnded struct {
@@ -2994,7 +3695,7 @@ type LeaseEnded struct {
 
 func (x *LeaseEnded) Reset() {
 	*x = LeaseEnded{}
-	mi := &file_governor_v1_governor_proto_msgTypes[42]
+	mi := &file_governor_v1_governor_proto_msgTypes[48]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3006,7 +3707,7 @@ func (x *LeaseEnded) String() string {
 func (*LeaseEnded) ProtoMessage() {}
 
 func (x *LeaseEnded) ProtoReflect() protoreflect.Message {
-	mi := &file_governor_v1_governor_proto_msgTypes[42]
+	mi := &file_governor_v1_governor_proto_msgTypes[48]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3019,7 +3720,7 @@ func (x *LeaseEnded) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use LeaseEnded.ProtoReflect.Descriptor instead.
 func (*LeaseEnded) Descriptor() ([]byte, []int) {
-	return file_governor_v1_governor_proto_rawDescGZIP(), []int{42}
+	return file_governor_v1_governor_proto_rawDescGZIP(), []int{48}
 }
 
 func (x *LeaseEnded) GetLeaseId() uint64 {
@@ -3049,7 +3750,7 @@ type BadField struct {
 
 func (x *BadField) Reset() {
 	*x = BadField{}
-	mi := &file_governor_v1_governor_proto_msgTypes[43]
+	mi := &file_governor_v1_governor_proto_msgTypes[49]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3061,7 +3762,7 @@ func (x *BadField) String() string {
 func (*BadField) ProtoMessage() {}
 
 func (x *BadField) ProtoReflect() protoreflect.Message {
-	mi := &file_governor_v1_governor_proto_msgTypes[43]
+	mi := &file_governor_v1_governor_proto_msgTypes[49]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3074,7 +3775,7 @@ func (x *BadField) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use BadField.ProtoReflect.Descriptor instead.
 func (*BadField) Descriptor() ([]byte, []int) {
-	return file_governor_v1_governor_proto_rawDescGZIP(), []int{43}
+	return file_governor_v1_governor_proto_rawDescGZIP(), []int{49}
 }
 
 func (x *BadField) GetField() string {
@@ -3095,39 +3796,67 @@ var File_governor_v1_governor_proto protoreflect.FileDescriptor
 
 const file_governor_v1_governor_proto_rawDesc = "" +
 	"\n" +
-	"\x1agovernor/v1/governor.proto\x12\vgovernor.v1\x1a\x1egoogle/protobuf/duration.proto\x1a\x1fgoogle/protobuf/timestamp.proto\"\xf6\x02\n" +
+	"\x1agovernor/v1/governor.proto\x12\vgovernor.v1\x1a\x1egoogle/protobuf/duration.proto\x1a\x1fgoogle/protobuf/timestamp.proto\"\xfb\x03\n" +
 	"\bNodeSpec\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x129\n" +
 	"\x06quotas\x18\x02 \x03(\v2!.governor.v1.NodeSpec.QuotasEntryR\x06quotas\x129\n" +
 	"\x06limits\x18\x03 \x03(\v2!.governor.v1.NodeSpec.LimitsEntryR\x06limits\x126\n" +
 	"\bdeadline\x18\x04 \x01(\v2\x1a.google.protobuf.TimestampR\bdeadline\x12\x16\n" +
 	"\x06weight\x18\x05 \x01(\rR\x06weight\x12\x1a\n" +
-	"\bpriority\x18\x06 \x01(\x05R\bpriority\x1a9\n" +
+	"\bpriority\x18\x06 \x01(\x05R\bpriority\x126\n" +
+	"\x05rates\x18\a \x03(\v2 .governor.v1.NodeSpec.RatesEntryR\x05rates\x1a9\n" +
 	"\vQuotasEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
 	"\x05value\x18\x02 \x01(\x03R\x05value:\x028\x01\x1a9\n" +
 	"\vLimitsEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
-	"\x05value\x18\x02 \x01(\x03R\x05value:\x028\x01\"\x85\x02\n" +
+	"\x05value\x18\x02 \x01(\x03R\x05value:\x028\x01\x1aK\n" +
+	"\n" +
+	"RatesEntry\x12\x10\n" +
+	"\x03key\x18\x01 \x01(\tR\x03key\x12'\n" +
+	"\x05value\x18\x02 \x01(\v2\x11.governor.v1.RateR\x05value:\x028\x01\"\xea\x01\n" +
+	"\x04Rate\x12\x14\n" +
+	"\x05limit\x18\x01 \x01(\x03R\x05limit\x121\n" +
+	"\x06period\x18\x02 \x01(\v2\x19.google.protobuf.DurationR\x06period\x12\x14\n" +
+	"\x05burst\x18\x03 \x01(\x03R\x05burst\x128\n" +
+	"\talgorithm\x18\x04 \x01(\x0e2\x1a.governor.v1.RateAlgorithmR\talgorithm\x125\n" +
+	"\bcalendar\x18\x05 \x01(\x0e2\x19.governor.v1.CalendarUnitR\bcalendar\x12\x12\n" +
+	"\x04zone\x18\x06 \x01(\tR\x04zone\"\xa4\x01\n" +
+	"\tRateUsage\x12%\n" +
+	"\x04rate\x18\x01 \x01(\v2\x11.governor.v1.RateR\x04rate\x12\x1c\n" +
+	"\tremaining\x18\x02 \x01(\x03R\tremaining\x129\n" +
+	"\n" +
+	"reset_time\x18\x03 \x01(\v2\x1a.google.protobuf.TimestampR\tresetTime\x12\x17\n" +
+	"\ain_debt\x18\x04 \x01(\bR\x06inDebt\"\x8f\x03\n" +
 	"\rChildDefaults\x12>\n" +
 	"\x06quotas\x18\x01 \x03(\v2&.governor.v1.ChildDefaults.QuotasEntryR\x06quotas\x12>\n" +
-	"\x06limits\x18\x02 \x03(\v2&.governor.v1.ChildDefaults.LimitsEntryR\x06limits\x1a9\n" +
+	"\x06limits\x18\x02 \x03(\v2&.governor.v1.ChildDefaults.LimitsEntryR\x06limits\x12;\n" +
+	"\x05rates\x18\x03 \x03(\v2%.governor.v1.ChildDefaults.RatesEntryR\x05rates\x1a9\n" +
 	"\vQuotasEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
 	"\x05value\x18\x02 \x01(\x03R\x05value:\x028\x01\x1a9\n" +
 	"\vLimitsEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
-	"\x05value\x18\x02 \x01(\x03R\x05value:\x028\x01\"\xae\x02\n" +
+	"\x05value\x18\x02 \x01(\x03R\x05value:\x028\x01\x1aK\n" +
+	"\n" +
+	"RatesEntry\x12\x10\n" +
+	"\x03key\x18\x01 \x01(\tR\x03key\x12'\n" +
+	"\x05value\x18\x02 \x01(\v2\x11.governor.v1.RateR\x05value:\x028\x01\"\xb3\x03\n" +
 	"\bDefaults\x129\n" +
 	"\x06quotas\x18\x01 \x03(\v2!.governor.v1.Defaults.QuotasEntryR\x06quotas\x129\n" +
 	"\x06limits\x18\x02 \x03(\v2!.governor.v1.Defaults.LimitsEntryR\x06limits\x126\n" +
-	"\bchildren\x18\x03 \x01(\v2\x1a.governor.v1.ChildDefaultsR\bchildren\x1a9\n" +
+	"\bchildren\x18\x03 \x01(\v2\x1a.governor.v1.ChildDefaultsR\bchildren\x126\n" +
+	"\x05rates\x18\x04 \x03(\v2 .governor.v1.Defaults.RatesEntryR\x05rates\x1a9\n" +
 	"\vQuotasEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
 	"\x05value\x18\x02 \x01(\x03R\x05value:\x028\x01\x1a9\n" +
 	"\vLimitsEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
-	"\x05value\x18\x02 \x01(\x03R\x05value:\x028\x01\"B\n" +
+	"\x05value\x18\x02 \x01(\x03R\x05value:\x028\x01\x1aK\n" +
+	"\n" +
+	"RatesEntry\x12\x10\n" +
+	"\x03key\x18\x01 \x01(\tR\x03key\x12'\n" +
+	"\x05value\x18\x02 \x01(\v2\x11.governor.v1.RateR\x05value:\x028\x01\"B\n" +
 	"\rResourceUsage\x12\x15\n" +
 	"\x03cap\x18\x01 \x01(\x03H\x00R\x03cap\x88\x01\x01\x12\x12\n" +
 	"\x04used\x18\x02 \x01(\x03R\x04usedB\x06\n" +
@@ -3136,7 +3865,7 @@ const file_governor_v1_governor_proto_rawDesc = "" +
 	"ClassUsage\x12\x19\n" +
 	"\x05limit\x18\x01 \x01(\x03H\x00R\x05limit\x88\x01\x01\x12\x12\n" +
 	"\x04held\x18\x02 \x01(\x03R\x04heldB\b\n" +
-	"\x06_limit\"\xb3\x06\n" +
+	"\x06_limit\"\xbd\a\n" +
 	"\bNodeInfo\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\x04R\x02id\x12\x1b\n" +
 	"\tparent_id\x18\x02 \x01(\x04R\bparentId\x12\x12\n" +
@@ -3155,13 +3884,18 @@ const file_governor_v1_governor_proto_rawDesc = "" +
 	"\tresources\x18\r \x03(\v2$.governor.v1.NodeInfo.ResourcesEntryR\tresources\x12<\n" +
 	"\aclasses\x18\x0e \x03(\v2\".governor.v1.NodeInfo.ClassesEntryR\aclasses\x121\n" +
 	"\bdefaults\x18\x0f \x01(\v2\x15.governor.v1.DefaultsR\bdefaults\x12%\n" +
-	"\x0echildren_count\x18\x10 \x01(\x04R\rchildrenCount\x1aX\n" +
+	"\x0echildren_count\x18\x10 \x01(\x04R\rchildrenCount\x126\n" +
+	"\x05rates\x18\x11 \x03(\v2 .governor.v1.NodeInfo.RatesEntryR\x05rates\x1aX\n" +
 	"\x0eResourcesEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x120\n" +
 	"\x05value\x18\x02 \x01(\v2\x1a.governor.v1.ResourceUsageR\x05value:\x028\x01\x1aS\n" +
 	"\fClassesEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12-\n" +
-	"\x05value\x18\x02 \x01(\v2\x17.governor.v1.ClassUsageR\x05value:\x028\x01\"<\n" +
+	"\x05value\x18\x02 \x01(\v2\x17.governor.v1.ClassUsageR\x05value:\x028\x01\x1aP\n" +
+	"\n" +
+	"RatesEntry\x12\x10\n" +
+	"\x03key\x18\x01 \x01(\tR\x03key\x12,\n" +
+	"\x05value\x18\x02 \x01(\v2\x16.governor.v1.RateUsageR\x05value:\x028\x01\"<\n" +
 	"\x06Charge\x12\x1a\n" +
 	"\bresource\x18\x01 \x01(\tR\bresource\x12\x16\n" +
 	"\x06amount\x18\x02 \x01(\x03R\x06amount\"K\n" +
@@ -3244,17 +3978,22 @@ const file_governor_v1_governor_proto_rawDesc = "" +
 	"\n" +
 	"request_id\x18\x02 \x01(\tR\trequestId\">\n" +
 	"\x11CloseNodeResponse\x12)\n" +
-	"\x04node\x18\x01 \x01(\v2\x15.governor.v1.NodeInfoR\x04node\"|\n" +
+	"\x04node\x18\x01 \x01(\v2\x15.governor.v1.NodeInfoR\x04node\"\xdc\x01\n" +
 	"\x0eConsumeRequest\x12\x17\n" +
 	"\anode_id\x18\x01 \x01(\x04R\x06nodeId\x12\x1a\n" +
 	"\bresource\x18\x02 \x01(\tR\bresource\x12\x16\n" +
 	"\x06amount\x18\x03 \x01(\x03R\x06amount\x12\x1d\n" +
 	"\n" +
-	"request_id\x18\x04 \x01(\tR\trequestId\"}\n" +
+	"request_id\x18\x04 \x01(\tR\trequestId\x124\n" +
+	"\bmax_wait\x18\x05 \x01(\v2\x19.google.protobuf.DurationR\amaxWait\x12(\n" +
+	"\x10drain_over_limit\x18\x06 \x01(\bR\x0edrainOverLimit\"\xed\x01\n" +
 	"\x0fConsumeResponse\x12!\n" +
 	"\tremaining\x18\x01 \x01(\x03H\x00R\tremaining\x88\x01\x01\x129\n" +
 	"\n" +
-	"reset_time\x18\x02 \x01(\v2\x1a.google.protobuf.TimestampR\tresetTimeB\f\n" +
+	"reset_time\x18\x02 \x01(\v2\x1a.google.protobuf.TimestampR\tresetTime\x122\n" +
+	"\x06status\x18\x03 \x01(\x0e2\x1a.governor.v1.ConsumeStatusR\x06status\x12:\n" +
+	"\vretry_after\x18\x04 \x01(\v2\x19.google.protobuf.DurationR\n" +
+	"retryAfterB\f\n" +
 	"\n" +
 	"_remaining\"\x94\x01\n" +
 	"\x0eAcquireRequest\x12\x17\n" +
@@ -3306,7 +4045,22 @@ const file_governor_v1_governor_proto_rawDesc = "" +
 	"\n" +
 	"request_id\x18\x03 \x01(\tR\trequestId\"@\n" +
 	"\x13SetDefaultsResponse\x12)\n" +
-	"\x04node\x18\x01 \x01(\v2\x15.governor.v1.NodeInfoR\x04node\"\xe4\x01\n" +
+	"\x04node\x18\x01 \x01(\v2\x15.governor.v1.NodeInfoR\x04node\"\x8b\x01\n" +
+	"\x0eSetRateRequest\x12\x17\n" +
+	"\anode_id\x18\x01 \x01(\x04R\x06nodeId\x12\x1a\n" +
+	"\bresource\x18\x02 \x01(\tR\bresource\x12%\n" +
+	"\x04rate\x18\x03 \x01(\v2\x11.governor.v1.RateR\x04rate\x12\x1d\n" +
+	"\n" +
+	"request_id\x18\x04 \x01(\tR\trequestId\"<\n" +
+	"\x0fSetRateResponse\x12)\n" +
+	"\x04node\x18\x01 \x01(\v2\x15.governor.v1.NodeInfoR\x04node\"f\n" +
+	"\x10ResetRateRequest\x12\x17\n" +
+	"\anode_id\x18\x01 \x01(\x04R\x06nodeId\x12\x1a\n" +
+	"\bresource\x18\x02 \x01(\tR\bresource\x12\x1d\n" +
+	"\n" +
+	"request_id\x18\x03 \x01(\tR\trequestId\">\n" +
+	"\x11ResetRateResponse\x12)\n" +
+	"\x04node\x18\x01 \x01(\v2\x15.governor.v1.NodeInfoR\x04node\"\xbf\x03\n" +
 	"\x06Denial\x12\x17\n" +
 	"\anode_id\x18\x01 \x01(\x04R\x06nodeId\x12\x1b\n" +
 	"\tnode_name\x18\x02 \x01(\tR\bnodeName\x12\x1a\n" +
@@ -3314,14 +4068,39 @@ const file_governor_v1_governor_proto_rawDesc = "" +
 	"\x04used\x18\x04 \x01(\x03R\x04used\x12\x14\n" +
 	"\x05limit\x18\x05 \x01(\x03R\x05limit\x12\x1c\n" +
 	"\trequested\x18\x06 \x01(\x03R\trequested\x12@\n" +
-	"\x10largest_consumer\x18\a \x01(\v2\x15.governor.v1.ConsumerR\x0flargestConsumer\"a\n" +
+	"\x10largest_consumer\x18\a \x01(\v2\x15.governor.v1.ConsumerR\x0flargestConsumer\x12%\n" +
+	"\x04rate\x18\b \x01(\v2\x11.governor.v1.RateR\x04rate\x12\x1c\n" +
+	"\tremaining\x18\t \x01(\x03R\tremaining\x12:\n" +
+	"\vretry_after\x18\n" +
+	" \x01(\v2\x19.google.protobuf.DurationR\n" +
+	"retryAfter\x129\n" +
+	"\n" +
+	"reset_time\x18\v \x01(\v2\x1a.google.protobuf.TimestampR\tresetTime\x12\x1d\n" +
+	"\n" +
+	"never_fits\x18\f \x01(\bR\tneverFits\"a\n" +
 	"\n" +
 	"LeaseEnded\x12\x19\n" +
 	"\blease_id\x18\x01 \x01(\x04R\aleaseId\x128\n" +
 	"\aoutcome\x18\x02 \x01(\x0e2\x1e.governor.v1.LeaseEndedOutcomeR\aoutcome\":\n" +
 	"\bBadField\x12\x14\n" +
 	"\x05field\x18\x01 \x01(\tR\x05field\x12\x18\n" +
-	"\aallowed\x18\x02 \x01(\tR\aallowed*\x8f\x01\n" +
+	"\aallowed\x18\x02 \x01(\tR\aallowed*q\n" +
+	"\rRateAlgorithm\x12\x1e\n" +
+	"\x1aRATE_ALGORITHM_UNSPECIFIED\x10\x00\x12\x1f\n" +
+	"\x1bRATE_ALGORITHM_TOKEN_BUCKET\x10\x01\x12\x1f\n" +
+	"\x1bRATE_ALGORITHM_LEAKY_BUCKET\x10\x02*\xbf\x01\n" +
+	"\fCalendarUnit\x12\x1d\n" +
+	"\x19CALENDAR_UNIT_UNSPECIFIED\x10\x00\x12\x18\n" +
+	"\x14CALENDAR_UNIT_MINUTE\x10\x01\x12\x16\n" +
+	"\x12CALENDAR_UNIT_HOUR\x10\x02\x12\x15\n" +
+	"\x11CALENDAR_UNIT_DAY\x10\x03\x12\x16\n" +
+	"\x12CALENDAR_UNIT_WEEK\x10\x04\x12\x17\n" +
+	"\x13CALENDAR_UNIT_MONTH\x10\x05\x12\x16\n" +
+	"\x12CALENDAR_UNIT_YEAR\x10\x06*d\n" +
+	"\rConsumeStatus\x12\x1e\n" +
+	"\x1aCONSUME_STATUS_UNSPECIFIED\x10\x00\x12\x15\n" +
+	"\x11CONSUME_STATUS_OK\x10\x01\x12\x1c\n" +
+	"\x18CONSUME_STATUS_SCHEDULED\x10\x02*\x8f\x01\n" +
 	"\tNodeState\x12\x1a\n" +
 	"\x16NODE_STATE_UNSPECIFIED\x10\x00\x12\x15\n" +
 	"\x11NODE_STATE_ACTIVE\x10\x01\x12\x13\n" +
@@ -3346,7 +4125,8 @@ const file_governor_v1_governor_proto_rawDesc = "" +
 	"\x1bLEASE_ENDED_OUTCOME_REVOKED\x10\x02\x12!\n" +
 	"\x1dLEASE_ENDED_OUTCOME_NOT_OWNER\x10\x03\x12\x1f\n" +
 	"\x1bLEASE_ENDED_OUTCOME_UNKNOWN\x10\x04\x12 \n" +
-	"\x1cLEASE_ENDED_OUTCOME_RELEASED\x10\x052\xd0\t\n" +
+	"\x1cLEASE_ENDED_OUTCOME_RELEASED\x10\x052\xe2\n" +
+	"\n" +
 	"\x0fGovernorService\x12P\n" +
 	"\vOpenSession\x12\x1f.governor.v1.OpenSessionRequest\x1a .governor.v1.OpenSessionResponse\x12J\n" +
 	"\tHeartbeat\x12\x1d.governor.v1.HeartbeatRequest\x1a\x1e.governor.v1.HeartbeatResponse\x12S\n" +
@@ -3366,7 +4146,9 @@ const file_governor_v1_governor_proto_rawDesc = "" +
 	"\bValidate\x12\x1c.governor.v1.ValidateRequest\x1a\x1d.governor.v1.ValidateResponse\x12G\n" +
 	"\bSetQuota\x12\x1c.governor.v1.SetQuotaRequest\x1a\x1d.governor.v1.SetQuotaResponse\x12G\n" +
 	"\bSetLimit\x12\x1c.governor.v1.SetLimitRequest\x1a\x1d.governor.v1.SetLimitResponse\x12P\n" +
-	"\vSetDefaults\x12\x1f.governor.v1.SetDefaultsRequest\x1a .governor.v1.SetDefaultsResponseB;Z9governor.dev/governor/internal/gen/governor/v1;governorv1b\x06proto3"
+	"\vSetDefaults\x12\x1f.governor.v1.SetDefaultsRequest\x1a .governor.v1.SetDefaultsResponse\x12D\n" +
+	"\aSetRate\x12\x1b.governor.v1.SetRateRequest\x1a\x1c.governor.v1.SetRateResponse\x12J\n" +
+	"\tResetRate\x12\x1d.governor.v1.ResetRateRequest\x1a\x1e.governor.v1.ResetRateResponseB;Z9governor.dev/governor/internal/gen/governor/v1;governorv1b\x06proto3"
 
 var (
 	file_governor_v1_governor_proto_rawDescOnce sync.Once
@@ -3380,153 +4162,192 @@ func file_governor_v1_governor_proto_rawDescGZIP() []byte {
 	return file_governor_v1_governor_proto_rawDescData
 }
 
-var file_governor_v1_governor_proto_enumTypes = make([]protoimpl.EnumInfo, 4)
-var file_governor_v1_governor_proto_msgTypes = make([]protoimpl.MessageInfo, 52)
+var file_governor_v1_governor_proto_enumTypes = make([]protoimpl.EnumInfo, 7)
+var file_governor_v1_governor_proto_msgTypes = make([]protoimpl.MessageInfo, 62)
 var file_governor_v1_governor_proto_goTypes = []any{
-	(NodeState)(0),                // 0: governor.v1.NodeState
-	(ReleaseOutcome)(0),           // 1: governor.v1.ReleaseOutcome
-	(LeaseState)(0),               // 2: governor.v1.LeaseState
-	(LeaseEndedOutcome)(0),        // 3: governor.v1.LeaseEndedOutcome
-	(*NodeSpec)(nil),              // 4: governor.v1.NodeSpec
-	(*ChildDefaults)(nil),         // 5: governor.v1.ChildDefaults
-	(*Defaults)(nil),              // 6: governor.v1.Defaults
-	(*ResourceUsage)(nil),         // 7: governor.v1.ResourceUsage
-	(*ClassUsage)(nil),            // 8: governor.v1.ClassUsage
-	(*NodeInfo)(nil),              // 9: governor.v1.NodeInfo
-	(*Charge)(nil),                // 10: governor.v1.Charge
-	(*Consumer)(nil),              // 11: governor.v1.Consumer
-	(*Lease)(nil),                 // 12: governor.v1.Lease
-	(*OpenSessionRequest)(nil),    // 13: governor.v1.OpenSessionRequest
-	(*OpenSessionResponse)(nil),   // 14: governor.v1.OpenSessionResponse
-	(*HeartbeatRequest)(nil),      // 15: governor.v1.HeartbeatRequest
-	(*HeartbeatResponse)(nil),     // 16: governor.v1.HeartbeatResponse
-	(*CloseSessionRequest)(nil),   // 17: governor.v1.CloseSessionRequest
-	(*CloseSessionResponse)(nil),  // 18: governor.v1.CloseSessionResponse
-	(*CreateNodeRequest)(nil),     // 19: governor.v1.CreateNodeRequest
-	(*CreateNodeResponse)(nil),    // 20: governor.v1.CreateNodeResponse
-	(*EnsureNodeRequest)(nil),     // 21: governor.v1.EnsureNodeRequest
-	(*EnsureNodeResponse)(nil),    // 22: governor.v1.EnsureNodeResponse
-	(*GetNodeRequest)(nil),        // 23: governor.v1.GetNodeRequest
-	(*GetNodeResponse)(nil),       // 24: governor.v1.GetNodeResponse
-	(*WatchNodeRequest)(nil),      // 25: governor.v1.WatchNodeRequest
-	(*WatchNodeResponse)(nil),     // 26: governor.v1.WatchNodeResponse
-	(*CancelNodeRequest)(nil),     // 27: governor.v1.CancelNodeRequest
-	(*CancelNodeResponse)(nil),    // 28: governor.v1.CancelNodeResponse
-	(*CloseNodeRequest)(nil),      // 29: governor.v1.CloseNodeRequest
-	(*CloseNodeResponse)(nil),     // 30: governor.v1.CloseNodeResponse
-	(*ConsumeRequest)(nil),        // 31: governor.v1.ConsumeRequest
-	(*ConsumeResponse)(nil),       // 32: governor.v1.ConsumeResponse
-	(*AcquireRequest)(nil),        // 33: governor.v1.AcquireRequest
-	(*AcquireResponse)(nil),       // 34: governor.v1.AcquireResponse
-	(*ReleaseRequest)(nil),        // 35: governor.v1.ReleaseRequest
-	(*ReleaseResponse)(nil),       // 36: governor.v1.ReleaseResponse
-	(*ValidateRequest)(nil),       // 37: governor.v1.ValidateRequest
-	(*ValidateResponse)(nil),      // 38: governor.v1.ValidateResponse
-	(*SetQuotaRequest)(nil),       // 39: governor.v1.SetQuotaRequest
-	(*SetQuotaResponse)(nil),      // 40: governor.v1.SetQuotaResponse
-	(*SetLimitRequest)(nil),       // 41: governor.v1.SetLimitRequest
-	(*SetLimitResponse)(nil),      // 42: governor.v1.SetLimitResponse
-	(*SetDefaultsRequest)(nil),    // 43: governor.v1.SetDefaultsRequest
-	(*SetDefaultsResponse)(nil),   // 44: governor.v1.SetDefaultsResponse
-	(*Denial)(nil),                // 45: governor.v1.Denial
-	(*LeaseEnded)(nil),            // 46: governor.v1.LeaseEnded
-	(*BadField)(nil),              // 47: governor.v1.BadField
-	nil,                           // 48: governor.v1.NodeSpec.QuotasEntry
-	nil,                           // 49: governor.v1.NodeSpec.LimitsEntry
-	nil,                           // 50: governor.v1.ChildDefaults.QuotasEntry
-	nil,                           // 51: governor.v1.ChildDefaults.LimitsEntry
-	nil,                           // 52: governor.v1.Defaults.QuotasEntry
-	nil,                           // 53: governor.v1.Defaults.LimitsEntry
-	nil,                           // 54: governor.v1.NodeInfo.ResourcesEntry
-	nil,                           // 55: governor.v1.NodeInfo.ClassesEntry
-	(*timestamppb.Timestamp)(nil), // 56: google.protobuf.Timestamp
-	(*durationpb.Duration)(nil),   // 57: google.protobuf.Duration
+	(RateAlgorithm)(0),            // 0: governor.v1.RateAlgorithm
+	(CalendarUnit)(0),             // 1: governor.v1.CalendarUnit
+	(ConsumeStatus)(0),            // 2: governor.v1.ConsumeStatus
+	(NodeState)(0),                // 3: governor.v1.NodeState
+	(ReleaseOutcome)(0),           // 4: governor.v1.ReleaseOutcome
+	(LeaseState)(0),               // 5: governor.v1.LeaseState
+	(LeaseEndedOutcome)(0),        // 6: governor.v1.LeaseEndedOutcome
+	(*NodeSpec)(nil),              // 7: governor.v1.NodeSpec
+	(*Rate)(nil),                  // 8: governor.v1.Rate
+	(*RateUsage)(nil),             // 9: governor.v1.RateUsage
+	(*ChildDefaults)(nil),         // 10: governor.v1.ChildDefaults
+	(*Defaults)(nil),              // 11: governor.v1.Defaults
+	(*ResourceUsage)(nil),         // 12: governor.v1.ResourceUsage
+	(*ClassUsage)(nil),            // 13: governor.v1.ClassUsage
+	(*NodeInfo)(nil),              // 14: governor.v1.NodeInfo
+	(*Charge)(nil),                // 15: governor.v1.Charge
+	(*Consumer)(nil),              // 16: governor.v1.Consumer
+	(*Lease)(nil),                 // 17: governor.v1.Lease
+	(*OpenSessionRequest)(nil),    // 18: governor.v1.OpenSessionRequest
+	(*OpenSessionResponse)(nil),   // 19: governor.v1.OpenSessionResponse
+	(*HeartbeatRequest)(nil),      // 20: governor.v1.HeartbeatRequest
+	(*HeartbeatResponse)(nil),     // 21: governor.v1.HeartbeatResponse
+	(*CloseSessionRequest)(nil),   // 22: governor.v1.CloseSessionRequest
+	(*CloseSessionResponse)(nil),  // 23: governor.v1.CloseSessionResponse
+	(*CreateNodeRequest)(nil),     // 24: governor.v1.CreateNodeRequest
+	(*CreateNodeResponse)(nil),    // 25: governor.v1.CreateNodeResponse
+	(*EnsureNodeRequest)(nil),     // 26: governor.v1.EnsureNodeRequest
+	(*EnsureNodeResponse)(nil),    // 27: governor.v1.EnsureNodeResponse
+	(*GetNodeRequest)(nil),        // 28: governor.v1.GetNodeRequest
+	(*GetNodeResponse)(nil),       // 29: governor.v1.GetNodeResponse
+	(*WatchNodeRequest)(nil),      // 30: governor.v1.WatchNodeRequest
+	(*WatchNodeResponse)(nil),     // 31: governor.v1.WatchNodeResponse
+	(*CancelNodeRequest)(nil),     // 32: governor.v1.CancelNodeRequest
+	(*CancelNodeResponse)(nil),    // 33: governor.v1.CancelNodeResponse
+	(*CloseNodeRequest)(nil),      // 34: governor.v1.CloseNodeRequest
+	(*CloseNodeResponse)(nil),     // 35: governor.v1.CloseNodeResponse
+	(*ConsumeRequest)(nil),        // 36: governor.v1.ConsumeRequest
+	(*ConsumeResponse)(nil),       // 37: governor.v1.ConsumeResponse
+	(*AcquireRequest)(nil),        // 38: governor.v1.AcquireRequest
+	(*AcquireResponse)(nil),       // 39: governor.v1.AcquireResponse
+	(*ReleaseRequest)(nil),        // 40: governor.v1.ReleaseRequest
+	(*ReleaseResponse)(nil),       // 41: governor.v1.ReleaseResponse
+	(*ValidateRequest)(nil),       // 42: governor.v1.ValidateRequest
+	(*ValidateResponse)(nil),      // 43: governor.v1.ValidateResponse
+	(*SetQuotaRequest)(nil),       // 44: governor.v1.SetQuotaRequest
+	(*SetQuotaResponse)(nil),      // 45: governor.v1.SetQuotaResponse
+	(*SetLimitRequest)(nil),       // 46: governor.v1.SetLimitRequest
+	(*SetLimitResponse)(nil),      // 47: governor.v1.SetLimitResponse
+	(*SetDefaultsRequest)(nil),    // 48: governor.v1.SetDefaultsRequest
+	(*SetDefaultsResponse)(nil),   // 49: governor.v1.SetDefaultsResponse
+	(*SetRateRequest)(nil),        // 50: governor.v1.SetRateRequest
+	(*SetRateResponse)(nil),       // 51: governor.v1.SetRateResponse
+	(*ResetRateRequest)(nil),      // 52: governor.v1.ResetRateRequest
+	(*ResetRateResponse)(nil),     // 53: governor.v1.ResetRateResponse
+	(*Denial)(nil),                // 54: governor.v1.Denial
+	(*LeaseEnded)(nil),            // 55: governor.v1.LeaseEnded
+	(*BadField)(nil),              // 56: governor.v1.BadField
+	nil,                           // 57: governor.v1.NodeSpec.QuotasEntry
+	nil,                           // 58: governor.v1.NodeSpec.LimitsEntry
+	nil,                           // 59: governor.v1.NodeSpec.RatesEntry
+	nil,                           // 60: governor.v1.ChildDefaults.QuotasEntry
+	nil,                           // 61: governor.v1.ChildDefaults.LimitsEntry
+	nil,                           // 62: governor.v1.ChildDefaults.RatesEntry
+	nil,                           // 63: governor.v1.Defaults.QuotasEntry
+	nil,                           // 64: governor.v1.Defaults.LimitsEntry
+	nil,                           // 65: governor.v1.Defaults.RatesEntry
+	nil,                           // 66: governor.v1.NodeInfo.ResourcesEntry
+	nil,                           // 67: governor.v1.NodeInfo.ClassesEntry
+	nil,                           // 68: governor.v1.NodeInfo.RatesEntry
+	(*timestamppb.Timestamp)(nil), // 69: google.protobuf.Timestamp
+	(*durationpb.Duration)(nil),   // 70: google.protobuf.Duration
 }
 var file_governor_v1_governor_proto_depIdxs = []int32{
-	48, // 0: governor.v1.NodeSpec.quotas:type_name -> governor.v1.NodeSpec.QuotasEntry
-	49, // 1: governor.v1.NodeSpec.limits:type_name -> governor.v1.NodeSpec.LimitsEntry
-	56, // 2: governor.v1.NodeSpec.deadline:type_name -> google.protobuf.Timestamp
-	50, // 3: governor.v1.ChildDefaults.quotas:type_name -> governor.v1.ChildDefaults.QuotasEntry
-	51, // 4: governor.v1.ChildDefaults.limits:type_name -> governor.v1.ChildDefaults.LimitsEntry
-	52, // 5: governor.v1.Defaults.quotas:type_name -> governor.v1.Defaults.QuotasEntry
-	53, // 6: governor.v1.Defaults.limits:type_name -> governor.v1.Defaults.LimitsEntry
-	5,  // 7: governor.v1.Defaults.children:type_name -> governor.v1.ChildDefaults
-	0,  // 8: governor.v1.NodeInfo.state:type_name -> governor.v1.NodeState
-	56, // 9: governor.v1.NodeInfo.created_at:type_name -> google.protobuf.Timestamp
-	56, // 10: governor.v1.NodeInfo.ended_at:type_name -> google.protobuf.Timestamp
-	56, // 11: governor.v1.NodeInfo.deadline:type_name -> google.protobuf.Timestamp
-	54, // 12: governor.v1.NodeInfo.resources:type_name -> governor.v1.NodeInfo.ResourcesEntry
-	55, // 13: governor.v1.NodeInfo.classes:type_name -> governor.v1.NodeInfo.ClassesEntry
-	6,  // 14: governor.v1.NodeInfo.defaults:type_name -> governor.v1.Defaults
-	56, // 15: governor.v1.Lease.granted_at:type_name -> google.protobuf.Timestamp
-	56, // 16: governor.v1.Lease.hold_until:type_name -> google.protobuf.Timestamp
-	57, // 17: governor.v1.OpenSessionRequest.ttl:type_name -> google.protobuf.Duration
-	57, // 18: governor.v1.OpenSessionResponse.ttl:type_name -> google.protobuf.Duration
-	57, // 19: governor.v1.HeartbeatResponse.ttl:type_name -> google.protobuf.Duration
-	56, // 20: governor.v1.HeartbeatResponse.expires_at:type_name -> google.protobuf.Timestamp
-	4,  // 21: governor.v1.CreateNodeRequest.spec:type_name -> governor.v1.NodeSpec
-	9,  // 22: governor.v1.CreateNodeResponse.node:type_name -> governor.v1.NodeInfo
-	4,  // 23: governor.v1.EnsureNodeRequest.spec:type_name -> governor.v1.NodeSpec
-	10, // 24: governor.v1.EnsureNodeRequest.charge:type_name -> governor.v1.Charge
-	9,  // 25: governor.v1.EnsureNodeResponse.node:type_name -> governor.v1.NodeInfo
-	9,  // 26: governor.v1.GetNodeResponse.node:type_name -> governor.v1.NodeInfo
-	9,  // 27: governor.v1.GetNodeResponse.children:type_name -> governor.v1.NodeInfo
-	0,  // 28: governor.v1.WatchNodeResponse.state:type_name -> governor.v1.NodeState
-	56, // 29: governor.v1.WatchNodeResponse.changed_at:type_name -> google.protobuf.Timestamp
-	9,  // 30: governor.v1.CancelNodeResponse.node:type_name -> governor.v1.NodeInfo
-	9,  // 31: governor.v1.CloseNodeResponse.node:type_name -> governor.v1.NodeInfo
-	56, // 32: governor.v1.ConsumeResponse.reset_time:type_name -> google.protobuf.Timestamp
-	57, // 33: governor.v1.AcquireRequest.max_hold:type_name -> google.protobuf.Duration
-	12, // 34: governor.v1.AcquireResponse.lease:type_name -> governor.v1.Lease
-	57, // 35: governor.v1.ReleaseRequest.latency:type_name -> google.protobuf.Duration
-	1,  // 36: governor.v1.ReleaseResponse.outcome:type_name -> governor.v1.ReleaseOutcome
-	12, // 37: governor.v1.ValidateResponse.lease:type_name -> governor.v1.Lease
-	2,  // 38: governor.v1.ValidateResponse.state:type_name -> governor.v1.LeaseState
-	9,  // 39: governor.v1.SetQuotaResponse.node:type_name -> governor.v1.NodeInfo
-	9,  // 40: governor.v1.SetLimitResponse.node:type_name -> governor.v1.NodeInfo
-	6,  // 41: governor.v1.SetDefaultsRequest.defaults:type_name -> governor.v1.Defaults
-	9,  // 42: governor.v1.SetDefaultsResponse.node:type_name -> governor.v1.NodeInfo
-	11, // 43: governor.v1.Denial.largest_consumer:type_name -> governor.v1.Consumer
-	3,  // 44: governor.v1.LeaseEnded.outcome:type_name -> governor.v1.LeaseEndedOutcome
-	7,  // 45: governor.v1.NodeInfo.ResourcesEntry.value:type_name -> governor.v1.ResourceUsage
-	8,  // 46: governor.v1.NodeInfo.ClassesEntry.value:type_name -> governor.v1.ClassUsage
-	13, // 47: governor.v1.GovernorService.OpenSession:input_type -> governor.v1.OpenSessionRequest
-	15, // 48: governor.v1.GovernorService.Heartbeat:input_type -> governor.v1.HeartbeatRequest
-	17, // 49: governor.v1.GovernorService.CloseSession:input_type -> governor.v1.CloseSessionRequest
-	19, // 50: governor.v1.GovernorService.CreateNode:input_type -> governor.v1.CreateNodeRequest
-	21, // 51: governor.v1.GovernorService.EnsureNode:input_type -> governor.v1.EnsureNodeRequest
-	23, // 52: governor.v1.GovernorService.GetNode:input_type -> governor.v1.GetNodeRequest
-	25, // 53: governor.v1.GovernorService.WatchNode:input_type -> governor.v1.WatchNodeRequest
-	27, // 54: governor.v1.GovernorService.CancelNode:input_type -> governor.v1.CancelNodeRequest
-	29, // 55: governor.v1.GovernorService.CloseNode:input_type -> governor.v1.CloseNodeRequest
-	31, // 56: governor.v1.GovernorService.Consume:input_type -> governor.v1.ConsumeRequest
-	33, // 57: governor.v1.GovernorService.Acquire:input_type -> governor.v1.AcquireRequest
-	35, // 58: governor.v1.GovernorService.Release:input_type -> governor.v1.ReleaseRequest
-	37, // 59: governor.v1.GovernorService.Validate:input_type -> governor.v1.ValidateRequest
-	39, // 60: governor.v1.GovernorService.SetQuota:input_type -> governor.v1.SetQuotaRequest
-	41, // 61: governor.v1.GovernorService.SetLimit:input_type -> governor.v1.SetLimitRequest
-	43, // 62: governor.v1.GovernorService.SetDefaults:input_type -> governor.v1.SetDefaultsRequest
-	14, // 63: governor.v1.GovernorService.OpenSession:output_type -> governor.v1.OpenSessionResponse
-	16, // 64: governor.v1.GovernorService.Heartbeat:output_type -> governor.v1.HeartbeatResponse
-	18, // 65: governor.v1.GovernorService.CloseSession:output_type -> governor.v1.CloseSessionResponse
-	20, // 66: governor.v1.GovernorService.CreateNode:output_type -> governor.v1.CreateNodeResponse
-	22, // 67: governor.v1.GovernorService.EnsureNode:output_type -> governor.v1.EnsureNodeResponse
-	24, // 68: governor.v1.GovernorService.GetNode:output_type -> governor.v1.GetNodeResponse
-	26, // 69: governor.v1.GovernorService.WatchNode:output_type -> governor.v1.WatchNodeResponse
-	28, // 70: governor.v1.GovernorService.CancelNode:output_type -> governor.v1.CancelNodeResponse
-	30, // 71: governor.v1.GovernorService.CloseNode:output_type -> governor.v1.CloseNodeResponse
-	32, // 72: governor.v1.GovernorService.Consume:output_type -> governor.v1.ConsumeResponse
-	34, // 73: governor.v1.GovernorService.Acquire:output_type -> governor.v1.AcquireResponse
-	36, // 74: governor.v1.GovernorService.Release:output_type -> governor.v1.ReleaseResponse
-	38, // 75: governor.v1.GovernorService.Validate:output_type -> governor.v1.ValidateResponse
-	40, // 76: governor.v1.GovernorService.SetQuota:output_type -> governor.v1.SetQuotaResponse
-	42, // 77: governor.v1.GovernorService.SetLimit:output_type -> governor.v1.SetLimitResponse
-	44, // 78: governor.v1.GovernorService.SetDefaults:output_type -> governor.v1.SetDefaultsResponse
-	63, // [63:79] is the sub-list for method output_type
-	47, // [47:63] is the sub-list for method input_type
-	47, // [47:47] is the sub-list for extension type_name
-	47, // [47:47] is the sub-list for extension extendee
-	0,  // [0:47] is the sub-list for field type_name
+	57, // 0: governor.v1.NodeSpec.quotas:type_name -> governor.v1.NodeSpec.QuotasEntry
+	58, // 1: governor.v1.NodeSpec.limits:type_name -> governor.v1.NodeSpec.LimitsEntry
+	69, // 2: governor.v1.NodeSpec.deadline:type_name -> google.protobuf.Timestamp
+	59, // 3: governor.v1.NodeSpec.rates:type_name -> governor.v1.NodeSpec.RatesEntry
+	70, // 4: governor.v1.Rate.period:type_name -> google.protobuf.Duration
+	0,  // 5: governor.v1.Rate.algorithm:type_name -> governor.v1.RateAlgorithm
+	1,  // 6: governor.v1.Rate.calendar:type_name -> governor.v1.CalendarUnit
+	8,  // 7: governor.v1.RateUsage.rate:type_name -> governor.v1.Rate
+	69, // 8: governor.v1.RateUsage.reset_time:type_name -> google.protobuf.Timestamp
+	60, // 9: governor.v1.ChildDefaults.quotas:type_name -> governor.v1.ChildDefaults.QuotasEntry
+	61, // 10: governor.v1.ChildDefaults.limits:type_name -> governor.v1.ChildDefaults.LimitsEntry
+	62, // 11: governor.v1.ChildDefaults.rates:type_name -> governor.v1.ChildDefaults.RatesEntry
+	63, // 12: governor.v1.Defaults.quotas:type_name -> governor.v1.Defaults.QuotasEntry
+	64, // 13: governor.v1.Defaults.limits:type_name -> governor.v1.Defaults.LimitsEntry
+	10, // 14: governor.v1.Defaults.children:type_name -> governor.v1.ChildDefaults
+	65, // 15: governor.v1.Defaults.rates:type_name -> governor.v1.Defaults.RatesEntry
+	3,  // 16: governor.v1.NodeInfo.state:type_name -> governor.v1.NodeState
+	69, // 17: governor.v1.NodeInfo.created_at:type_name -> google.protobuf.Timestamp
+	69, // 18: governor.v1.NodeInfo.ended_at:type_name -> google.protobuf.Timestamp
+	69, // 19: governor.v1.NodeInfo.deadline:type_name -> google.protobuf.Timestamp
+	66, // 20: governor.v1.NodeInfo.resources:type_name -> governor.v1.NodeInfo.ResourcesEntry
+	67, // 21: governor.v1.NodeInfo.classes:type_name -> governor.v1.NodeInfo.ClassesEntry
+	11, // 22: governor.v1.NodeInfo.defaults:type_name -> governor.v1.Defaults
+	68, // 23: governor.v1.NodeInfo.rates:type_name -> governor.v1.NodeInfo.RatesEntry
+	69, // 24: governor.v1.Lease.granted_at:type_name -> google.protobuf.Timestamp
+	69, // 25: governor.v1.Lease.hold_until:type_name -> google.protobuf.Timestamp
+	70, // 26: governor.v1.OpenSessionRequest.ttl:type_name -> google.protobuf.Duration
+	70, // 27: governor.v1.OpenSessionResponse.ttl:type_name -> google.protobuf.Duration
+	70, // 28: governor.v1.HeartbeatResponse.ttl:type_name -> google.protobuf.Duration
+	69, // 29: governor.v1.HeartbeatResponse.expires_at:type_name -> google.protobuf.Timestamp
+	7,  // 30: governor.v1.CreateNodeRequest.spec:type_name -> governor.v1.NodeSpec
+	14, // 31: governor.v1.CreateNodeResponse.node:type_name -> governor.v1.NodeInfo
+	7,  // 32: governor.v1.EnsureNodeRequest.spec:type_name -> governor.v1.NodeSpec
+	15, // 33: governor.v1.EnsureNodeRequest.charge:type_name -> governor.v1.Charge
+	14, // 34: governor.v1.EnsureNodeResponse.node:type_name -> governor.v1.NodeInfo
+	14, // 35: governor.v1.GetNodeResponse.node:type_name -> governor.v1.NodeInfo
+	14, // 36: governor.v1.GetNodeResponse.children:type_name -> governor.v1.NodeInfo
+	3,  // 37: governor.v1.WatchNodeResponse.state:type_name -> governor.v1.NodeState
+	69, // 38: governor.v1.WatchNodeResponse.changed_at:type_name -> google.protobuf.Timestamp
+	14, // 39: governor.v1.CancelNodeResponse.node:type_name -> governor.v1.NodeInfo
+	14, // 40: governor.v1.CloseNodeResponse.node:type_name -> governor.v1.NodeInfo
+	70, // 41: governor.v1.ConsumeRequest.max_wait:type_name -> google.protobuf.Duration
+	69, // 42: governor.v1.ConsumeResponse.reset_time:type_name -> google.protobuf.Timestamp
+	2,  // 43: governor.v1.ConsumeResponse.status:type_name -> governor.v1.ConsumeStatus
+	70, // 44: governor.v1.ConsumeResponse.retry_after:type_name -> google.protobuf.Duration
+	70, // 45: governor.v1.AcquireRequest.max_hold:type_name -> google.protobuf.Duration
+	17, // 46: governor.v1.AcquireResponse.lease:type_name -> governor.v1.Lease
+	70, // 47: governor.v1.ReleaseRequest.latency:type_name -> google.protobuf.Duration
+	4,  // 48: governor.v1.ReleaseResponse.outcome:type_name -> governor.v1.ReleaseOutcome
+	17, // 49: governor.v1.ValidateResponse.lease:type_name -> governor.v1.Lease
+	5,  // 50: governor.v1.ValidateResponse.state:type_name -> governor.v1.LeaseState
+	14, // 51: governor.v1.SetQuotaResponse.node:type_name -> governor.v1.NodeInfo
+	14, // 52: governor.v1.SetLimitResponse.node:type_name -> governor.v1.NodeInfo
+	11, // 53: governor.v1.SetDefaultsRequest.defaults:type_name -> governor.v1.Defaults
+	14, // 54: governor.v1.SetDefaultsResponse.node:type_name -> governor.v1.NodeInfo
+	8,  // 55: governor.v1.SetRateRequest.rate:type_name -> governor.v1.Rate
+	14, // 56: governor.v1.SetRateResponse.node:type_name -> governor.v1.NodeInfo
+	14, // 57: governor.v1.ResetRateResponse.node:type_name -> governor.v1.NodeInfo
+	16, // 58: governor.v1.Denial.largest_consumer:type_name -> governor.v1.Consumer
+	8,  // 59: governor.v1.Denial.rate:type_name -> governor.v1.Rate
+	70, // 60: governor.v1.Denial.retry_after:type_name -> google.protobuf.Duration
+	69, // 61: governor.v1.Denial.reset_time:type_name -> google.protobuf.Timestamp
+	6,  // 62: governor.v1.LeaseEnded.outcome:type_name -> governor.v1.LeaseEndedOutcome
+	8,  // 63: governor.v1.NodeSpec.RatesEntry.value:type_name -> governor.v1.Rate
+	8,  // 64: governor.v1.ChildDefaults.RatesEntry.value:type_name -> governor.v1.Rate
+	8,  // 65: governor.v1.Defaults.RatesEntry.value:type_name -> governor.v1.Rate
+	12, // 66: governor.v1.NodeInfo.ResourcesEntry.value:type_name -> governor.v1.ResourceUsage
+	13, // 67: governor.v1.NodeInfo.ClassesEntry.value:type_name -> governor.v1.ClassUsage
+	9,  // 68: governor.v1.NodeInfo.RatesEntry.value:type_name -> governor.v1.RateUsage
+	18, // 69: governor.v1.GovernorService.OpenSession:input_type -> governor.v1.OpenSessionRequest
+	20, // 70: governor.v1.GovernorService.Heartbeat:input_type -> governor.v1.HeartbeatRequest
+	22, // 71: governor.v1.GovernorService.CloseSession:input_type -> governor.v1.CloseSessionRequest
+	24, // 72: governor.v1.GovernorService.CreateNode:input_type -> governor.v1.CreateNodeRequest
+	26, // 73: governor.v1.GovernorService.EnsureNode:input_type -> governor.v1.EnsureNodeRequest
+	28, // 74: governor.v1.GovernorService.GetNode:input_type -> governor.v1.GetNodeRequest
+	30, // 75: governor.v1.GovernorService.WatchNode:input_type -> governor.v1.WatchNodeRequest
+	32, // 76: governor.v1.GovernorService.CancelNode:input_type -> governor.v1.CancelNodeRequest
+	34, // 77: governor.v1.GovernorService.CloseNode:input_type -> governor.v1.CloseNodeRequest
+	36, // 78: governor.v1.GovernorService.Consume:input_type -> governor.v1.ConsumeRequest
+	38, // 79: governor.v1.GovernorService.Acquire:input_type -> governor.v1.AcquireRequest
+	40, // 80: governor.v1.GovernorService.Release:input_type -> governor.v1.ReleaseRequest
+	42, // 81: governor.v1.GovernorService.Validate:input_type -> governor.v1.ValidateRequest
+	44, // 82: governor.v1.GovernorService.SetQuota:input_type -> governor.v1.SetQuotaRequest
+	46, // 83: governor.v1.GovernorService.SetLimit:input_type -> governor.v1.SetLimitRequest
+	48, // 84: governor.v1.GovernorService.SetDefaults:input_type -> governor.v1.SetDefaultsRequest
+	50, // 85: governor.v1.GovernorService.SetRate:input_type -> governor.v1.SetRateRequest
+	52, // 86: governor.v1.GovernorService.ResetRate:input_type -> governor.v1.ResetRateRequest
+	19, // 87: governor.v1.GovernorService.OpenSession:output_type -> governor.v1.OpenSessionResponse
+	21, // 88: governor.v1.GovernorService.Heartbeat:output_type -> governor.v1.HeartbeatResponse
+	23, // 89: governor.v1.GovernorService.CloseSession:output_type -> governor.v1.CloseSessionResponse
+	25, // 90: governor.v1.GovernorService.CreateNode:output_type -> governor.v1.CreateNodeResponse
+	27, // 91: governor.v1.GovernorService.EnsureNode:output_type -> governor.v1.EnsureNodeResponse
+	29, // 92: governor.v1.GovernorService.GetNode:output_type -> governor.v1.GetNodeResponse
+	31, // 93: governor.v1.GovernorService.WatchNode:output_type -> governor.v1.WatchNodeResponse
+	33, // 94: governor.v1.GovernorService.CancelNode:output_type -> governor.v1.CancelNodeResponse
+	35, // 95: governor.v1.GovernorService.CloseNode:output_type -> governor.v1.CloseNodeResponse
+	37, // 96: governor.v1.GovernorService.Consume:output_type -> governor.v1.ConsumeResponse
+	39, // 97: governor.v1.GovernorService.Acquire:output_type -> governor.v1.AcquireResponse
+	41, // 98: governor.v1.GovernorService.Release:output_type -> governor.v1.ReleaseResponse
+	43, // 99: governor.v1.GovernorService.Validate:output_type -> governor.v1.ValidateResponse
+	45, // 100: governor.v1.GovernorService.SetQuota:output_type -> governor.v1.SetQuotaResponse
+	47, // 101: governor.v1.GovernorService.SetLimit:output_type -> governor.v1.SetLimitResponse
+	49, // 102: governor.v1.GovernorService.SetDefaults:output_type -> governor.v1.SetDefaultsResponse
+	51, // 103: governor.v1.GovernorService.SetRate:output_type -> governor.v1.SetRateResponse
+	53, // 104: governor.v1.GovernorService.ResetRate:output_type -> governor.v1.ResetRateResponse
+	87, // [87:105] is the sub-list for method output_type
+	69, // [69:87] is the sub-list for method input_type
+	69, // [69:69] is the sub-list for extension type_name
+	69, // [69:69] is the sub-list for extension extendee
+	0,  // [0:69] is the sub-list for field type_name
 }
 
 func init() { file_governor_v1_governor_proto_init() }
@@ -3534,18 +4355,18 @@ func file_governor_v1_governor_proto_init() {
 	if File_governor_v1_governor_proto != nil {
 		return
 	}
-	file_governor_v1_governor_proto_msgTypes[3].OneofWrappers = []any{}
-	file_governor_v1_governor_proto_msgTypes[4].OneofWrappers = []any{}
-	file_governor_v1_governor_proto_msgTypes[28].OneofWrappers = []any{}
-	file_governor_v1_governor_proto_msgTypes[35].OneofWrappers = []any{}
+	file_governor_v1_governor_proto_msgTypes[5].OneofWrappers = []any{}
+	file_governor_v1_governor_proto_msgTypes[6].OneofWrappers = []any{}
+	file_governor_v1_governor_proto_msgTypes[30].OneofWrappers = []any{}
 	file_governor_v1_governor_proto_msgTypes[37].OneofWrappers = []any{}
+	file_governor_v1_governor_proto_msgTypes[39].OneofWrappers = []any{}
 	type x struct{}
 	out := protoimpl.TypeBuilder{
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_governor_v1_governor_proto_rawDesc), len(file_governor_v1_governor_proto_rawDesc)),
-			NumEnums:      4,
-			NumMessages:   52,
+			NumEnums:      7,
+			NumMessages:   62,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

@@ -80,6 +80,11 @@ const (
 	// GovernorServiceSetDefaultsProcedure is the fully-qualified name of the GovernorService's
 	// SetDefaults RPC.
 	GovernorServiceSetDefaultsProcedure = "/governor.v1.GovernorService/SetDefaults"
+	// GovernorServiceSetRateProcedure is the fully-qualified name of the GovernorService's SetRate RPC.
+	GovernorServiceSetRateProcedure = "/governor.v1.GovernorService/SetRate"
+	// GovernorServiceResetRateProcedure is the fully-qualified name of the GovernorService's ResetRate
+	// RPC.
+	GovernorServiceResetRateProcedure = "/governor.v1.GovernorService/ResetRate"
 )
 
 // GovernorServiceClient is a client for the governor.v1.GovernorService service.
@@ -105,7 +110,11 @@ type GovernorServiceClient interface {
 	// CloseNode ends a node and its subtree as done, ending their leases.
 	CloseNode(context.Context, *connect.Request[v1.CloseNodeRequest]) (*connect.Response[v1.CloseNodeResponse], error)
 	// Consume spends units of a resource, checked against and charged to the
-	// node and every ancestor in one step. Quota is never refunded.
+	// node and every ancestor in one step: their quotas and their rate caps.
+	// Quota is never refunded; a rate cap refills with time. An amount of 0 is
+	// a peek: it charges nothing and reports the tightest cap. With max_wait,
+	// a consume the rate caps cannot admit now but can within max_wait is
+	// booked and charged, and answers SCHEDULED with the wait until its slot.
 	Consume(context.Context, *connect.Request[v1.ConsumeRequest]) (*connect.Response[v1.ConsumeResponse], error)
 	// Acquire waits in a fair queue for one slot of a concurrency class on the
 	// node's whole chain and returns the lease. Cancelling the call gives up
@@ -122,6 +131,11 @@ type GovernorServiceClient interface {
 	SetLimit(context.Context, *connect.Request[v1.SetLimitRequest]) (*connect.Response[v1.SetLimitResponse], error)
 	// SetDefaults replaces the defaults a node gives its new children.
 	SetDefaults(context.Context, *connect.Request[v1.SetDefaultsRequest]) (*connect.Response[v1.SetDefaultsResponse], error)
+	// SetRate sets or removes a node's rate cap on a resource.
+	SetRate(context.Context, *connect.Request[v1.SetRateRequest]) (*connect.Response[v1.SetRateResponse], error)
+	// ResetRate makes a node's rate cap on a resource full again and forgives
+	// its debt.
+	ResetRate(context.Context, *connect.Request[v1.ResetRateRequest]) (*connect.Response[v1.ResetRateResponse], error)
 }
 
 // NewGovernorServiceClient constructs a client for the governor.v1.GovernorService service. By
@@ -231,6 +245,18 @@ func NewGovernorServiceClient(httpClient connect.HTTPClient, baseURL string, opt
 			connect.WithSchema(governorServiceMethods.ByName("SetDefaults")),
 			connect.WithClientOptions(opts...),
 		),
+		setRate: connect.NewClient[v1.SetRateRequest, v1.SetRateResponse](
+			httpClient,
+			baseURL+GovernorServiceSetRateProcedure,
+			connect.WithSchema(governorServiceMethods.ByName("SetRate")),
+			connect.WithClientOptions(opts...),
+		),
+		resetRate: connect.NewClient[v1.ResetRateRequest, v1.ResetRateResponse](
+			httpClient,
+			baseURL+GovernorServiceResetRateProcedure,
+			connect.WithSchema(governorServiceMethods.ByName("ResetRate")),
+			connect.WithClientOptions(opts...),
+		),
 	}
 }
 
@@ -252,6 +278,8 @@ type governorServiceClient struct {
 	setQuota     *connect.Client[v1.SetQuotaRequest, v1.SetQuotaResponse]
 	setLimit     *connect.Client[v1.SetLimitRequest, v1.SetLimitResponse]
 	setDefaults  *connect.Client[v1.SetDefaultsRequest, v1.SetDefaultsResponse]
+	setRate      *connect.Client[v1.SetRateRequest, v1.SetRateResponse]
+	resetRate    *connect.Client[v1.ResetRateRequest, v1.ResetRateResponse]
 }
 
 // OpenSession calls governor.v1.GovernorService.OpenSession.
@@ -334,6 +362,16 @@ func (c *governorServiceClient) SetDefaults(ctx context.Context, req *connect.Re
 	return c.setDefaults.CallUnary(ctx, req)
 }
 
+// SetRate calls governor.v1.GovernorService.SetRate.
+func (c *governorServiceClient) SetRate(ctx context.Context, req *connect.Request[v1.SetRateRequest]) (*connect.Response[v1.SetRateResponse], error) {
+	return c.setRate.CallUnary(ctx, req)
+}
+
+// ResetRate calls governor.v1.GovernorService.ResetRate.
+func (c *governorServiceClient) ResetRate(ctx context.Context, req *connect.Request[v1.ResetRateRequest]) (*connect.Response[v1.ResetRateResponse], error) {
+	return c.resetRate.CallUnary(ctx, req)
+}
+
 // GovernorServiceHandler is an implementation of the governor.v1.GovernorService service.
 type GovernorServiceHandler interface {
 	// OpenSession exchanges an API key for a session token scoped to the key's
@@ -357,7 +395,11 @@ type GovernorServiceHandler interface {
 	// CloseNode ends a node and its subtree as done, ending their leases.
 	CloseNode(context.Context, *connect.Request[v1.CloseNodeRequest]) (*connect.Response[v1.CloseNodeResponse], error)
 	// Consume spends units of a resource, checked against and charged to the
-	// node and every ancestor in one step. Quota is never refunded.
+	// node and every ancestor in one step: their quotas and their rate caps.
+	// Quota is never refunded; a rate cap refills with time. An amount of 0 is
+	// a peek: it charges nothing and reports the tightest cap. With max_wait,
+	// a consume the rate caps cannot admit now but can within max_wait is
+	// booked and charged, and answers SCHEDULED with the wait until its slot.
 	Consume(context.Context, *connect.Request[v1.ConsumeRequest]) (*connect.Response[v1.ConsumeResponse], error)
 	// Acquire waits in a fair queue for one slot of a concurrency class on the
 	// node's whole chain and returns the lease. Cancelling the call gives up
@@ -374,6 +416,11 @@ type GovernorServiceHandler interface {
 	SetLimit(context.Context, *connect.Request[v1.SetLimitRequest]) (*connect.Response[v1.SetLimitResponse], error)
 	// SetDefaults replaces the defaults a node gives its new children.
 	SetDefaults(context.Context, *connect.Request[v1.SetDefaultsRequest]) (*connect.Response[v1.SetDefaultsResponse], error)
+	// SetRate sets or removes a node's rate cap on a resource.
+	SetRate(context.Context, *connect.Request[v1.SetRateRequest]) (*connect.Response[v1.SetRateResponse], error)
+	// ResetRate makes a node's rate cap on a resource full again and forgives
+	// its debt.
+	ResetRate(context.Context, *connect.Request[v1.ResetRateRequest]) (*connect.Response[v1.ResetRateResponse], error)
 }
 
 // NewGovernorServiceHandler builds an HTTP handler from the service implementation. It returns the
@@ -479,6 +526,18 @@ func NewGovernorServiceHandler(svc GovernorServiceHandler, opts ...connect.Handl
 		connect.WithSchema(governorServiceMethods.ByName("SetDefaults")),
 		connect.WithHandlerOptions(opts...),
 	)
+	governorServiceSetRateHandler := connect.NewUnaryHandler(
+		GovernorServiceSetRateProcedure,
+		svc.SetRate,
+		connect.WithSchema(governorServiceMethods.ByName("SetRate")),
+		connect.WithHandlerOptions(opts...),
+	)
+	governorServiceResetRateHandler := connect.NewUnaryHandler(
+		GovernorServiceResetRateProcedure,
+		svc.ResetRate,
+		connect.WithSchema(governorServiceMethods.ByName("ResetRate")),
+		connect.WithHandlerOptions(opts...),
+	)
 	return "/governor.v1.GovernorService/", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		switch r.URL.Path {
 		case GovernorServiceOpenSessionProcedure:
@@ -513,6 +572,10 @@ func NewGovernorServiceHandler(svc GovernorServiceHandler, opts ...connect.Handl
 			governorServiceSetLimitHandler.ServeHTTP(w, r)
 		case GovernorServiceSetDefaultsProcedure:
 			governorServiceSetDefaultsHandler.ServeHTTP(w, r)
+		case GovernorServiceSetRateProcedure:
+			governorServiceSetRateHandler.ServeHTTP(w, r)
+		case GovernorServiceResetRateProcedure:
+			governorServiceResetRateHandler.ServeHTTP(w, r)
 		default:
 			http.NotFound(w, r)
 		}
@@ -584,4 +647,12 @@ func (UnimplementedGovernorServiceHandler) SetLimit(context.Context, *connect.Re
 
 func (UnimplementedGovernorServiceHandler) SetDefaults(context.Context, *connect.Request[v1.SetDefaultsRequest]) (*connect.Response[v1.SetDefaultsResponse], error) {
 	return nil, connect.NewError(connect.CodeUnimplemented, errors.New("governor.v1.GovernorService.SetDefaults is not implemented"))
+}
+
+func (UnimplementedGovernorServiceHandler) SetRate(context.Context, *connect.Request[v1.SetRateRequest]) (*connect.Response[v1.SetRateResponse], error) {
+	return nil, connect.NewError(connect.CodeUnimplemented, errors.New("governor.v1.GovernorService.SetRate is not implemented"))
+}
+
+func (UnimplementedGovernorServiceHandler) ResetRate(context.Context, *connect.Request[v1.ResetRateRequest]) (*connect.Response[v1.ResetRateResponse], error) {
+	return nil, connect.NewError(connect.CodeUnimplemented, errors.New("governor.v1.GovernorService.ResetRate is not implemented"))
 }

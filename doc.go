@@ -1,0 +1,31 @@
+// Package governor is the Go SDK of Governor: what a worker imports to ask
+// governord whether it may spend, run at once, or still run.
+//
+// A program dials once and creates a task. From then on the task travels in
+// its context.Context, so code deep in a call stack is governed without a
+// handle:
+//
+//	client, err := governor.Dial(ctx)
+//	...
+//	ctx, task, err := client.NewTask(ctx, governor.Spec{Name: "crawl", Quotas: map[string]int64{"http": 500}})
+//	...
+//	defer task.Close()
+//	err = governor.Consume(ctx, "tool_calls", 1) // denied with the cap that was hit
+//
+// Transport, NewDB, Retry, Do and NewGroup govern HTTP requests, SQL
+// transactions, retries and fan-out in one line each.
+//
+// The SDK fails closed. A call governord cannot answer is refused with
+// ErrUnavailable, never allowed by default; and when no heartbeat has
+// succeeded within 80% of the session's TTL, measured on the monotonic clock
+// from when the last successful one was sent, every task context of the
+// client is cancelled with ErrSessionLost, before governord itself would end
+// the session and its leases.
+//
+// Goroutines: a Client runs two, both started by Dial and stopped and
+// waited for by Close: the session loop (heartbeats, the fail-closed
+// watchdog, and the check of tasks the watch stream cannot report) and the
+// watch loop (one WatchNode stream for all the client's tasks, reopened
+// when it breaks). A Group runs one acquiring goroutine while it has queued
+// functions, plus one goroutine per function that holds a lease.
+package governor

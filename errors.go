@@ -1,0 +1,178 @@
+package governor
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"connectrpc.com/connect"
+
+	governorv1 "governor.dev/governor/internal/gen/governor/v1"
+)
+
+// Sentinels for errors.Is. A call that governord refuses, or that does not
+// reach it, fails with an error matching exactly one of the first nine. A
+// call cut short by its context fails with the context's cause, which is
+// ErrTaskEnded, ErrSessionLost or ErrClosed when the task or the client
+// ended.
+var (
+	// ErrDenied: a quota on the task's chain is spent. The error is a
+	// *DeniedError naming the cap that was hit.
+	ErrDenied = errors.New("governor: denied")
+	// ErrTaskEnded: the task was closed, cancelled, or passed its deadline.
+	ErrTaskEnded = errors.New("governor: task ended")
+	// ErrSessionLost: the client's session ended, or no heartbeat succeeded
+	// within 80% of its TTL; every task of the client is over.
+	ErrSessionLost = errors.New("governor: session lost")
+	// ErrLeaseLost: the lease expired, was revoked with its node, or is not
+	// the caller's.
+	ErrLeaseLost = errors.New("governor: lease lost")
+	// ErrForbidden: the node lies outside the key's scope.
+	ErrForbidden = errors.New("governor: forbidden")
+	// ErrNotFound: the node does not exist (any more).
+	ErrNotFound = errors.New("governor: not found")
+	// ErrInvalid: an argument was refused; the message names the field and
+	// what it allows.
+	ErrInvalid = errors.New("governor: invalid argument")
+	// ErrBadKey: governord does not know the API key.
+	ErrBadKey = errors.New("governor: bad API key")
+	// ErrUnavailable: governord could not be reached or could not answer.
+	// Nothing was allowed; retry later.
+	ErrUnavailable = errors.New("governor: unavailable")
+
+	// ErrNoTask: the context carries no task; create one with
+	// Client.NewTask.
+	ErrNoTask = errors.New("governor: the context carries no task; create one with Client.NewTask")
+	// ErrClosed: the client was closed.
+	ErrClosed = errors.New("governor: client closed")
+	// ErrRetryBudget marks the last error of a Retry whose "retry" budget
+	// is spent, so that enclosing Retry loops return it at once.
+	ErrRetryBudget = errors.New("governor: retry budget spent")
+	// ErrOverloaded, wrapped in the error Do's function returns, reports the
+	// downstream as overloaded when the lease is released.
+	ErrOverloaded = errors.New("governor: downstream overloaded")
+)
+
+// DeniedError is a refused Consume: the cap that was hit and who spent it.
+type DeniedError struct {
+	// NodeID and NodeName name the node whose cap was hit: the task itself
+	// or an ancestor.
+	NodeID   uint64
+	NodeName string
+	// Resource is the resource refused.
+	Resource string
+	// Used and Limit are the node's usage and cap; Requested is what the
+	// refused call asked for.
+	Used, Limit, Requested int64
+	// Largest is the child of the node that used the most; nil when none
+	// has used any.
+	Largest *Consumer
+	msg     string
+}
+
+// Consumer is a node and what it used of a resource.
+type Consumer struct {
+	NodeID uint64
+	Name   string
+	Used   int64
+}
+
+func (e *DeniedError) Error() string {
+	if e.msg != "" {
+		return e.msg
+	}
+	return fmt.Sprintf("the %s budget of %q is spent (%d of %d used, %d more asked)", e.Resource, e.NodeName, e.Used, e.Limit, e.Requested)
+}
+
+// Is makes errors.Is(err, ErrDenied) true.
+func (e *DeniedError) Is(target error) bool { return target == ErrDenied }
+
+// apiError is a refused call: its kind (one of the sentinels) and the
+// server's words.
+type apiError struct {
+	kind error
+	msg  string
+	err  error
+}
+
+func (e *apiError) Error() string   { return e.msg }
+func (e *apiError) Unwrap() []error { return []error{e.kind, e.err} }
+
+// codeKinds maps the status codes that need no detail to their sentinel.
+var codeKinds = map[connect.Code]error{
+	connect.CodeNotFound:           ErrNotFound,
+	connect.CodePermissionDenied:   ErrForbidden,
+	connect.CodeInvalidArgument:    ErrInvalid,
+	connect.CodeUnauthenticated:    ErrSessionLost,
+	connect.CodeFailedPrecondition: ErrTaskEnded,
+	connect.CodeResourceExhausted:  ErrDenied,
+}
+
+// fromAPI turns an error of a call to governord into the SDK's. A call
+// cut short by its context answers with the context's cause, so that a
+// task that ended says so.
+func fromAPI(ctx context.Context, what string, err error) error {
+	if err == nil {
+		return nil
+	}
+	if ctx.Err() != nil {
+		return fmt.Errorf("governor: %s: %w", what, context.Cause(ctx))
+	}
+	ce := new(connect.Error)
+	if !errors.As(err, &ce) {
+		return unavailable(what, err.Error(), err)
+	}
+	for _, d := range ce.Details() {
+		v, derr := d.Value()
+		if derr != nil {
+			continue
+		}
+		switch m := v.(type) {
+		case *governorv1.Denial:
+			return denied(m, ce.Message())
+		case *governorv1.LeaseEnded:
+			return &apiError{kind: ErrLeaseLost, msg: ce.Message(), err: ce}
+		}
+	}
+	kind, ok := codeKinds[ce.Code()]
+	if !ok {
+		return unavailable(what, ce.Message(), ce)
+	}
+	return &apiError{kind: kind, msg: ce.Message(), err: ce}
+}
+
+// unavailable says that governord did not answer, and that nothing was
+// allowed.
+func unavailable(what, why string, err error) error {
+	return &apiError{kind: ErrUnavailable, err: err,
+		msg: "governor: " + what + ": governord did not answer (" + why + "); nothing was allowed, retry later"}
+}
+
+func denied(d *governorv1.Denial, msg string) *DeniedError {
+	e := &DeniedError{
+		NodeID: d.NodeId, NodeName: d.NodeName, Resource: d.Resource,
+		Used: d.Used, Limit: d.Limit, Requested: d.Requested, msg: msg,
+	}
+	if c := d.LargestConsumer; c != nil {
+		e.Largest = &Consumer{NodeID: c.NodeId, Name: c.Name, Used: c.Used}
+	}
+	return e
+}
+
+// budgetError is the last error of a Retry that may not retry again, and
+// why: the retry budget's denial, or the failure to charge it.
+type budgetError struct {
+	last, why error
+}
+
+func (e *budgetError) Error() string {
+	return e.last.Error() + " (not retried: " + e.why.Error() + ")"
+}
+
+func (e *budgetError) Unwrap() []error { return []error{ErrRetryBudget, e.last, e.why} }
+
+// taskEnded is the cause of a task context cancelled because the task
+// ended.
+func taskEnded(name string, id uint64, reason string) error {
+	return fmt.Errorf("%w: task %q (node %d) ended: %s", ErrTaskEnded, name, id, reason)
+}

@@ -1,0 +1,200 @@
+package governor
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"sync/atomic"
+	"time"
+)
+
+func ExampleDial() {
+	addr, stop := exampleGovernord() // a governord for the example
+	defer stop()
+
+	// Without options, Dial reads GOVERNOR_ADDR and GOVERNOR_API_KEY.
+	client, err := Dial(context.Background(), WithAddr(addr), WithAPIKey(teamKey), WithSessionTTL(10*time.Second))
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	defer client.Close()
+	fmt.Println("session TTL:", client.TTL())
+	// Output: session TTL: 10s
+}
+
+func ExampleClient_NewTask() {
+	addr, stop := exampleGovernord()
+	defer stop()
+	client, err := Dial(context.Background(), WithAddr(addr), WithAPIKey(teamKey))
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	defer client.Close()
+
+	ctx, task, err := client.NewTask(context.Background(), Spec{
+		Name:     "crawl-site",
+		Quotas:   map[string]int64{"http": 500},
+		Deadline: time.Now().Add(10 * time.Minute),
+	})
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	// A task in the context makes the next one its subtask.
+	sub, page, err := NewTask(ctx, Spec{Name: "page-1"})
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	fmt.Println("subtask:", page.Name())
+
+	// Closing the task ends its subtasks; their contexts say why.
+	_ = task.Close()
+	<-sub.Done()
+	fmt.Println("subtask context ended because its task ended:", errors.Is(context.Cause(sub), ErrTaskEnded))
+	// Output:
+	// subtask: page-1
+	// subtask context ended because its task ended: true
+}
+
+func ExampleConsume() {
+	addr, stop := exampleGovernord()
+	defer stop()
+	client, err := Dial(context.Background(), WithAddr(addr), WithAPIKey(teamKey))
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	defer client.Close()
+	ctx, task, err := client.NewTask(context.Background(), Spec{Name: "agent", Quotas: map[string]int64{"tool_calls": 2}})
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	defer task.Close()
+
+	for range 3 {
+		b, err := Consume(ctx, "tool_calls", 1)
+		var denied *DeniedError
+		if errors.As(err, &denied) {
+			fmt.Printf("denied: %s used %d of %d on %q\n", denied.Resource, denied.Used, denied.Limit, denied.NodeName)
+			break
+		}
+		if err != nil {
+			fmt.Println(err)
+			return
+		}
+		fmt.Println("remaining:", b.Remaining)
+	}
+	// Output:
+	// remaining: 1
+	// remaining: 0
+	// denied: tool_calls used 2 of 2 on "agent"
+}
+
+func ExampleTransport() {
+	addr, stop := exampleGovernord()
+	defer stop()
+	client, err := Dial(context.Background(), WithAddr(addr), WithAPIKey(teamKey))
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	defer client.Close()
+	ctx, task, err := client.NewTask(context.Background(), Spec{Name: "fetch", Quotas: map[string]int64{"http": 1}})
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	defer task.Close()
+	site := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { _, _ = io.WriteString(w, "hello") }))
+	defer site.Close()
+
+	// One "http" unit and one "http" lease per request.
+	httpClient := &http.Client{Transport: Transport(nil)}
+	for range 2 {
+		req, _ := http.NewRequestWithContext(ctx, http.MethodGet, site.URL, nil)
+		resp, err := httpClient.Do(req)
+		if errors.Is(err, ErrDenied) {
+			fmt.Println("second request denied: the http budget is spent")
+			break
+		}
+		if err != nil {
+			fmt.Println(err)
+			return
+		}
+		body, _ := io.ReadAll(resp.Body)
+		_ = resp.Body.Close() // returns the lease
+		fmt.Println(resp.StatusCode, string(body))
+	}
+	// Output:
+	// 200 hello
+	// second request denied: the http budget is spent
+}
+
+func ExampleRetry() {
+	addr, stop := exampleGovernord()
+	defer stop()
+	client, err := Dial(context.Background(), WithAddr(addr), WithAPIKey(teamKey))
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	defer client.Close()
+	ctx, task, err := client.NewTask(context.Background(), Spec{Name: "sync", Quotas: map[string]int64{"retry": 2}})
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	defer task.Close()
+
+	attempts := 0
+	err = Retry(ctx, func(context.Context) error {
+		attempts++
+		return errors.New("upstream timed out")
+	}, Backoff(time.Millisecond, 10*time.Millisecond))
+	fmt.Println("attempts:", attempts)
+	fmt.Println("budget spent:", errors.Is(err, ErrRetryBudget))
+	// Output:
+	// attempts: 3
+	// budget spent: true
+}
+
+func ExampleNewGroup() {
+	addr, stop := exampleGovernord()
+	defer stop()
+	client, err := Dial(context.Background(), WithAddr(addr), WithAPIKey(teamKey))
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	defer client.Close()
+	ctx, task, err := client.NewTask(context.Background(), Spec{Name: "crawl", Limits: map[string]int64{ClassAgents: 2}})
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	defer task.Close()
+
+	// Each function is a subtask that waits for an "agents" lease: two at
+	// a time here.
+	var crawled atomic.Int64
+	g, _ := NewGroup(ctx, ClassAgents)
+	for _, page := range []string{"/a", "/b", "/c", "/d", "/e"} {
+		g.Go(Spec{Name: page}, func(ctx context.Context) error {
+			crawled.Add(1)
+			return nil
+		})
+	}
+	if err := g.Wait(); err != nil {
+		fmt.Println(err)
+		return
+	}
+	fmt.Println("crawled:", crawled.Load())
+	// Output: crawled: 5
+}

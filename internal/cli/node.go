@@ -1,0 +1,55 @@
+package cli
+
+import (
+	"context"
+	"strconv"
+	"strings"
+
+	"connectrpc.com/connect"
+
+	governorv1 "governor.dev/governor/internal/gen/governor/v1"
+	"governor.dev/governor/internal/gen/governor/v1/governorv1connect"
+)
+
+// resolve turns a NODE argument into a node id: a number is an id, "." or
+// "" is the caller's scope (0), and anything else is a path of child names
+// from the scope, separated by "/". Among children of one name the active
+// one, else the newest, is taken.
+func resolve(ctx context.Context, api governorv1connect.GovernorServiceClient, arg string) (uint64, error) {
+	if arg == "" || arg == "." {
+		return 0, nil
+	}
+	if id, err := strconv.ParseUint(arg, 10, 63); err == nil {
+		return id, nil
+	}
+	var id uint64
+	for _, name := range strings.Split(strings.Trim(arg, "/"), "/") {
+		res, err := api.GetNode(ctx, connect.NewRequest(&governorv1.GetNodeRequest{NodeId: id, IncludeChildren: true}))
+		if err != nil {
+			return 0, err
+		}
+		child := pick(res.Msg.GetChildren(), name)
+		if child == nil {
+			return 0, usagef("node %q has no child named %q (NODE is an id, \".\" for your scope, or a path of names such as team-a/claude:SESSION)", res.Msg.GetNode().GetName(), name)
+		}
+		id = child.GetId()
+	}
+	return id, nil
+}
+
+func pick(children []*governorv1.NodeInfo, name string) *governorv1.NodeInfo {
+	var best *governorv1.NodeInfo
+	for _, c := range children {
+		if c.GetName() != name {
+			continue
+		}
+		if best == nil || active(c) && !active(best) || active(c) == active(best) && c.GetId() > best.GetId() {
+			best = c
+		}
+	}
+	return best
+}
+
+func active(n *governorv1.NodeInfo) bool {
+	return n.GetState() == governorv1.NodeState_NODE_STATE_ACTIVE
+}

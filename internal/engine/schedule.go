@@ -1,0 +1,273 @@
+package engine
+
+import "time"
+
+// Status says how a consume was admitted.
+type Status uint8
+
+// The ways a consume is admitted. A refusal is an error (*DeniedError).
+const (
+	// Admitted: charged, act now.
+	Admitted Status = iota
+	// Scheduled: charged for a slot RetryAfter from now; act then.
+	Scheduled
+)
+
+var statusNames = [...]string{"admitted", "scheduled"}
+
+func (s Status) String() string {
+	if int(s) < len(statusNames) {
+		return statusNames[s]
+	}
+	return "unknown"
+}
+
+// ConsumeOptions change how ConsumeWith admits. The zero value admits now or
+// refuses.
+type ConsumeOptions struct {
+	// MaxWait asks for scheduled admission: when the chain's rate caps can
+	// admit the amount within MaxWait (and within Settings.MaxScheduleWait)
+	// but not now, the slot is booked on every rate cap of the chain, the
+	// amount is charged, and the result is Scheduled. 0 admits now or
+	// refuses.
+	MaxWait time.Duration
+	// Drain makes a refusal empty every rate cap on the chain that refused,
+	// so later calls see nothing remaining until it refills: the
+	// check-before, charge-after pattern.
+	Drain bool
+}
+
+// Tightest is the cap on a chain with the least room for a resource.
+type Tightest struct {
+	Capped    bool // false: no cap on the chain limits the resource
+	Node      ID   // the node that holds it
+	Rate      bool // a rate cap; false: a quota
+	Limit     int64
+	Remaining int64 // what it can still admit now (after this charge)
+	Reset     int64 // unix nanoseconds at which it is full again; 0 for a quota, which never refills
+}
+
+// ConsumeResult is what an admitted consume (or a peek) learns.
+type ConsumeResult struct {
+	Status     Status
+	RetryAfter time.Duration // Scheduled: the wait until the booked slot
+	Tightest
+}
+
+// verdict is what one walk of a chain found for a charge.
+type verdict struct {
+	first      *node // the first node from the bottom whose cap refuses now
+	quota      bool  // a quota refuses: no wait helps
+	never      bool  // a rate cap can never hold the amount
+	unbookable bool  // a token bucket refuses until its window ends
+	wait       int64 // the longest wait a rate cap asks, nanoseconds
+	tight      Tightest
+}
+
+func (v *verdict) consider(a *node, rate bool, limit, left, reset int64) {
+	if !v.tight.Capped || left < v.tight.Remaining {
+		v.tight = Tightest{Capped: true, Node: a.id, Rate: rate, Limit: limit, Remaining: left, Reset: reset}
+	}
+}
+
+// judgeLocked walks n's chain once and says what charging amount of r at
+// now would meet. It allocates nothing.
+func (e *Engine) judgeLocked(n *node, r string, amount, now int64) verdict {
+	var v verdict
+	for a := n; a != nil; a = a.parent {
+		rs := a.res[r]
+		if rs == nil {
+			continue
+		}
+		if rs.capped {
+			left := rs.cap - rs.used - amount
+			if left < 0 && amount > 0 {
+				v.quota = true
+				if v.first == nil {
+					v.first = a
+				}
+			}
+			v.consider(a, false, rs.cap, max(left, 0), 0)
+		}
+		if b := rs.rate; b != nil {
+			wait, never, bookable, left, reset := b.check(now, amount)
+			if (never || wait > 0) && v.first == nil {
+				v.first = a
+			}
+			v.never = v.never || never
+			v.unbookable = v.unbookable || wait > 0 && !bookable
+			v.wait = max(v.wait, wait)
+			v.consider(a, true, b.Limit, left, reset)
+		}
+	}
+	return v
+}
+
+// bookable reports whether a refusal made only by rate caps can become a
+// booked slot within the caller's wait and the engine's ceiling.
+func (e *Engine) bookable(v *verdict, maxWait time.Duration) bool {
+	ceiling := min(maxWait, e.settings.MaxScheduleWait)
+	return !v.quota && !v.never && !v.unbookable && v.wait <= int64(ceiling)
+}
+
+// ConsumeWith charges n units of resource to node id and every ancestor if
+// every cap on the chain (quotas and rate caps) admits them, now or, with
+// MaxWait, at a booked slot; otherwise it charges nothing and returns a
+// *DeniedError (after draining the refusing rate caps, with Drain). n of 0
+// is a peek: it charges nothing, records nothing, and returns the tightest
+// cap. The time is always the engine's: nothing a caller passes moves it.
+func (e *Engine) ConsumeWith(c *Call, id ID, resource string, n int64, o ConsumeOptions) (ConsumeResult, error) {
+	if err := validConsume(c, resource, n, o); err != nil {
+		return ConsumeResult{}, err
+	}
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	now := e.nowLocked()
+	defer e.finishLocked(c, now)
+	s, nd, err := e.callerLocked(c, id, now)
+	if err != nil {
+		return ConsumeResult{}, err
+	}
+	if n == 0 {
+		return e.peekLocked(nd, resource, now)
+	}
+	h := newHash(KindConsumed).num(int64(id)).str(resource).num(n)
+	if o != (ConsumeOptions{}) {
+		h = h.byte(1).num(int64(o.MaxWait)).num(boolNum(o.Drain))
+	}
+	if c.Request != "" {
+		if slot, ok, err := e.recallLocked(s, c, uint64(h)); err != nil || ok {
+			return e.recalledConsume(nd, resource, int64(slot), now, err)
+		}
+	}
+	if err := e.activeLocked(nd, now); err != nil {
+		return ConsumeResult{}, err
+	}
+	v := e.judgeLocked(nd, resource, n, now)
+	var slot int64
+	if v.first != nil {
+		if !e.bookable(&v, o.MaxWait) {
+			return ConsumeResult{}, e.refuseLocked(s, nd, &v, resource, n, now, o)
+		}
+		slot = now + v.wait
+	}
+	ev := &Event{Kind: KindConsumed, Node: nd.id, Name: resource, Amount: n, Until: slot}
+	e.stampLocked(ev, s, c, uint64(h))
+	e.emitLocked(ev, now)
+	res := ConsumeResult{Tightest: v.tight}
+	if slot != 0 {
+		res.Status, res.RetryAfter = Scheduled, time.Duration(v.wait)
+	}
+	return res, nil
+}
+
+func validConsume(c *Call, resource string, n int64, o ConsumeOptions) error {
+	if n < 0 {
+		return invalid("amount", "must be 0 (a peek) or more, got %d", n)
+	}
+	if o.MaxWait < 0 {
+		return invalid("max_wait", "must be 0 (admit now or refuse) or more, got %s", o.MaxWait)
+	}
+	if n == 0 && o != (ConsumeOptions{}) {
+		return invalid("amount", "a peek (amount 0) charges nothing; max_wait and drain_over_limit need an amount of 1 or more")
+	}
+	if err := validKey("resource", resource); err != nil {
+		return err
+	}
+	return validRequest(c)
+}
+
+func boolNum(b bool) int64 {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+func (e *Engine) peekLocked(nd *node, resource string, now int64) (ConsumeResult, error) {
+	if err := e.activeLocked(nd, now); err != nil {
+		return ConsumeResult{}, err
+	}
+	v := e.judgeLocked(nd, resource, 0, now)
+	return ConsumeResult{Tightest: v.tight}, nil
+}
+
+// recalledConsume answers a repeated consume from its first result: the
+// slot it booked (0 when it was admitted at once) and the chain as it is.
+func (e *Engine) recalledConsume(nd *node, resource string, slot, now int64, err error) (ConsumeResult, error) {
+	if err != nil {
+		return ConsumeResult{}, err
+	}
+	v := e.judgeLocked(nd, resource, 0, now)
+	res := ConsumeResult{Tightest: v.tight}
+	if slot > now {
+		res.Status, res.RetryAfter = Scheduled, time.Duration(slot-now)
+	}
+	return res, nil
+}
+
+// refuseLocked builds the denial and, with Drain, empties the rate caps that
+// refused. The drain is recorded but the call is not remembered: a refused
+// call's retry is evaluated afresh.
+func (e *Engine) refuseLocked(s *session, nd *node, v *verdict, resource string, n, now int64, o ConsumeOptions) error {
+	err := e.denial(v, resource, n, now, o.MaxWait > 0)
+	if o.Drain && err.Rate != nil {
+		ev := &Event{Kind: KindRateDrained, Node: nd.id, Name: resource, Amount: n}
+		if s != nil {
+			ev.Session = s.id
+		}
+		e.emitLocked(ev, now)
+	}
+	return err
+}
+
+// denialLocked walks n's chain and explains why amount of r does not fit at
+// now.
+func (e *Engine) denialLocked(n *node, r string, amount, now int64) *DeniedError {
+	v := e.judgeLocked(n, r, amount, now)
+	return e.denial(&v, r, amount, now, false)
+}
+
+// denial explains a verdict that refuses. With scheduled admission asked
+// for, a refusal no wait can cure says NeverFits.
+func (e *Engine) denial(v *verdict, r string, amount, now int64, scheduling bool) *DeniedError {
+	a := v.first
+	rs := a.res[r]
+	var d *DeniedError
+	if rs.capped && amount > rs.cap-rs.used {
+		d = a.denied(r, rs, amount)
+	} else {
+		b := rs.rate
+		rate := b.Rate
+		_, _, _, left, reset := b.check(now, 0)
+		d = &DeniedError{Node: a.id, NodeName: a.name, Resource: r, Limit: b.Limit, Requested: amount, Rate: &rate, Remaining: left, Reset: reset}
+	}
+	switch {
+	case v.quota || v.never:
+		d.NeverFits = scheduling
+	default:
+		d.RetryAfter = time.Duration(v.wait)
+		if d.Rate != nil {
+			d.Reset = now + v.wait
+		}
+	}
+	return d
+}
+
+func (e *Engine) applyRateDrained(ev *Event) error {
+	n := e.nodes[ev.Node]
+	if n == nil || n.state != Active || ev.Amount < 1 || validKey("resource", ev.Name) != nil {
+		return corrupt("event %d drains unknown or ended node %d", ev.Seq, ev.Node)
+	}
+	for a := n; a != nil; a = a.parent {
+		rs := a.res[ev.Name]
+		if rs == nil || rs.rate == nil {
+			continue
+		}
+		if wait, never, _, _, _ := rs.rate.check(ev.Time, ev.Amount); wait > 0 || never {
+			rs.rate.drain(ev.Time)
+			e.markNode(a)
+		}
+	}
+	return nil
+}

@@ -1,0 +1,108 @@
+package governor
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// runGovernord builds cmd/governord and runs it as a process of its own
+// with a configuration in dir; it returns the API's address and the
+// running command, killed when t ends.
+func runGovernord(t *testing.T, dir string) (string, *exec.Cmd) {
+	t.Helper()
+	if testing.Short() {
+		t.Skip("builds and runs the real governord")
+	}
+	bin := filepath.Join(dir, "governord")
+	if out, err := exec.Command("go", "build", "-o", bin, "governor.dev/governor/cmd/governord").CombinedOutput(); err != nil {
+		t.Fatalf("go build: %v\n%s", err, out)
+	}
+	cfgPath := filepath.Join(dir, "governor.yaml")
+	yaml := fmt.Sprintf(`listen: 127.0.0.1:0
+metrics_listen: "off"
+database_url: %q
+admin_key: %s
+tenants:
+  - name: team-a
+    api_key: %s
+sessions: {min_ttl: 100ms, default_ttl: 30s, max_ttl: 1h}
+reap_interval: 50ms
+log: {format: json}
+`, "sqlite:"+filepath.Join(dir, "governor.db"), adminKey, teamKey)
+	if err := os.WriteFile(cfgPath, []byte(yaml), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(bin, "-config", cfgPath)
+	stderr, err := cmd.StderrPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		_ = cmd.Process.Kill()
+		_ = cmd.Wait()
+	})
+	api := make(chan string, 1)
+	go func() {
+		sc := bufio.NewScanner(stderr)
+		for sc.Scan() {
+			var rec struct{ Msg, API string }
+			if json.Unmarshal(sc.Bytes(), &rec) == nil && rec.Msg == "serving" {
+				api <- rec.API
+			}
+		}
+	}()
+	select {
+	case url := <-api:
+		return strings.TrimPrefix(url, "http://"), cmd
+	case <-time.After(60 * time.Second):
+		t.Fatal("governord does not serve after a minute")
+	}
+	return "", nil
+}
+
+// governord killed: calls are refused at once, and every context of the
+// client is cancelled once the heartbeats have failed for 80% of the TTL.
+func TestKilledGovernordRefusesAndCancels(t *testing.T) {
+	addr, cmd := runGovernord(t, t.TempDir())
+	const ttl = time.Second
+	c := dial(t, addr, WithSessionTTL(ttl))
+	ctx, _ := task(t, c, Spec{Name: "doomed", Quotas: map[string]int64{"http": 10}})
+	sub, _, err := NewTask(ctx, Spec{Name: "doomed-sub"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Consume(sub, "http", 1); err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Process.Signal(syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	_ = cmd.Wait()
+	if _, err := Consume(sub, "http", 1); !errors.Is(err, ErrUnavailable) {
+		t.Fatalf("consume after the kill: %v, want ErrUnavailable", err)
+	}
+	if _, err := Acquire(sub, "db"); !errors.Is(err, ErrUnavailable) {
+		t.Fatalf("acquire after the kill: %v, want ErrUnavailable", err)
+	}
+	for _, ctx := range []context.Context{ctx, sub} {
+		if err := done(t, ctx, ttl); !errors.Is(err, ErrSessionLost) {
+			t.Fatalf("context ended with %v, want ErrSessionLost", err)
+		}
+	}
+	if _, _, err := c.NewTask(context.Background(), Spec{Name: "late"}); !errors.Is(err, ErrSessionLost) {
+		t.Fatalf("new task after the kill: %v, want ErrSessionLost", err)
+	}
+}

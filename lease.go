@@ -1,0 +1,143 @@
+package governor
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+
+	"connectrpc.com/connect"
+	"google.golang.org/protobuf/types/known/durationpb"
+
+	governorv1 "governor.dev/governor/internal/gen/governor/v1"
+)
+
+// Lease is one slot of a concurrency class held by the client's session.
+// Release it exactly once; later calls return the first result.
+type Lease struct {
+	// ID is a fencing token: a later grant has a larger id. A downstream
+	// that refuses ids smaller than the largest it has seen cannot be
+	// reached by a holder whose lease ended.
+	ID uint64
+	// Class is the concurrency class.
+	Class string
+	// NodeID is the task the lease was acquired on.
+	NodeID uint64
+	// HoldUntil is when governord ends the lease if it is still held; zero
+	// without a maximum hold.
+	HoldUntil time.Time
+
+	t    *Task
+	once sync.Once
+	err  error
+}
+
+// Report is how the downstream behaved under a lease, for governord's
+// adaptive limits.
+type Report struct {
+	// Latency is how long the work under the lease took; zero: not measured.
+	Latency time.Duration
+	// Overloaded says the downstream signalled overload.
+	Overloaded bool
+}
+
+// LeaseOption changes how a lease is acquired.
+type LeaseOption func(*leaseOpts)
+
+type leaseOpts struct{ maxHold time.Duration }
+
+// WithMaxHold bounds how long the lease may be held: governord ends it
+// then, whatever the holder does.
+func WithMaxHold(d time.Duration) LeaseOption { return func(o *leaseOpts) { o.maxHold = d } }
+
+// Acquire waits in governord's fair queue for one slot of class on the
+// task ctx carries and its whole chain. Cancelling ctx gives the wait up;
+// a grant that races the cancellation is given back by governord.
+func Acquire(ctx context.Context, class string, opts ...LeaseOption) (*Lease, error) {
+	t, err := current(ctx)
+	if err != nil {
+		return nil, err
+	}
+	var o leaseOpts
+	for _, opt := range opts {
+		opt(&o)
+	}
+	req := &governorv1.AcquireRequest{NodeId: t.id, Class: class, RequestId: t.c.ids.next()}
+	if o.maxHold != 0 {
+		req.MaxHold = durationpb.New(o.maxHold)
+	}
+	res, err := t.c.api.Acquire(ctx, connect.NewRequest(req))
+	if err != nil {
+		return nil, t.failed(ctx, "acquire "+class, err)
+	}
+	l := res.Msg.Lease
+	out := &Lease{ID: l.Id, Class: l.Class, NodeID: l.NodeId, t: t}
+	if l.HoldUntil != nil {
+		out.HoldUntil = l.HoldUntil.AsTime()
+	}
+	return out, nil
+}
+
+// Release returns the lease with a report on the downstream. A transient
+// failure is retried, with the same request id, for up to one session
+// TTL, so the slot is not held until the lease expires. A lease that ended
+// before (expired, or revoked with its task) is ErrLeaseLost.
+func (l *Lease) Release(r Report) error {
+	l.once.Do(func() {
+		c := l.t.c
+		if c.Err() != nil {
+			l.err = fmt.Errorf("%w: lease %d ended with the session: %w", ErrLeaseLost, l.ID, c.Err())
+			return
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), c.ttl)
+		defer cancel()
+		req := &governorv1.ReleaseRequest{LeaseId: l.ID, Overloaded: r.Overloaded, RequestId: c.ids.next()}
+		if r.Latency > 0 {
+			req.Latency = durationpb.New(r.Latency)
+		}
+		l.err = c.retryTransient(ctx, "release", func(ctx context.Context) error {
+			_, err := c.api.Release(ctx, connect.NewRequest(req))
+			return err
+		})
+		if isNodeEnded(l.err) {
+			l.err = &apiError{kind: ErrLeaseLost, msg: l.err.Error(), err: l.err}
+		}
+	})
+	return l.err
+}
+
+// Validate reports whether the lease is still held: nil if so, an
+// ErrLeaseLost saying how it ended otherwise. The lease can end right
+// after; the fencing ID is the stronger guarantee.
+func (l *Lease) Validate(ctx context.Context) error {
+	c := l.t.c
+	if err := c.live(ctx); err != nil {
+		return err
+	}
+	res, err := c.api.Validate(ctx, connect.NewRequest(&governorv1.ValidateRequest{LeaseId: l.ID}))
+	if err != nil {
+		return c.called(ctx, "validate", err)
+	}
+	if !res.Msg.Valid {
+		return &apiError{kind: ErrLeaseLost, msg: res.Msg.Reason, err: errors.New(res.Msg.State.String())}
+	}
+	return nil
+}
+
+// Do holds a lease of class around fn and reports fn's latency when it
+// releases it; an error wrapping ErrOverloaded reports overload. fn's
+// error comes first; a lease lost meanwhile is reported when fn succeeded.
+func Do(ctx context.Context, class string, fn func(context.Context) error, opts ...LeaseOption) error {
+	l, err := Acquire(ctx, class, opts...)
+	if err != nil {
+		return err
+	}
+	start := time.Now()
+	err = fn(ctx)
+	rerr := l.Release(Report{Latency: time.Since(start), Overloaded: errors.Is(err, ErrOverloaded)})
+	if err != nil {
+		return err
+	}
+	return rerr
+}

@@ -1,0 +1,79 @@
+package governor
+
+import (
+	"fmt"
+	"net/http"
+	"time"
+
+	"governor.dev/governor/internal/clientconn"
+)
+
+// Option changes how Dial connects. Options override the environment.
+type Option func(*settings)
+
+// settings is what Dial connects with: the connection and the session.
+type settings struct {
+	conn   clientconn.Config
+	ttl    time.Duration // 0: the server's default
+	name   string
+	errors []error
+}
+
+// WithAddr sets governord's address, host:port or an http(s):// URL, in
+// place of GOVERNOR_ADDR (default 127.0.0.1:7600).
+func WithAddr(addr string) Option { return func(s *settings) { s.conn.Addr = addr } }
+
+// WithAPIKey sets the API key, in place of GOVERNOR_API_KEY.
+func WithAPIKey(key string) Option { return func(s *settings) { s.conn.APIKey = key } }
+
+// WithTLS turns TLS on or off, in place of GOVERNOR_TLS.
+func WithTLS(on bool) Option { return func(s *settings) { s.conn.TLS = on } }
+
+// WithCAFile sets the PEM file of the certificates that sign governord's,
+// in place of GOVERNOR_CA_FILE; it implies TLS.
+func WithCAFile(path string) Option { return func(s *settings) { s.conn.CAFile = path } }
+
+// WithHTTPClient sets the HTTP client every call goes through; TLS and the
+// CA file are then the client's business. It must speak HTTP/2 for the
+// watch stream.
+func WithHTTPClient(hc *http.Client) Option {
+	return func(s *settings) {
+		if hc == nil {
+			s.errors = append(s.errors, fmt.Errorf("%w: WithHTTPClient(nil); pass a client or leave the option out", ErrInvalid))
+		}
+		s.conn.HTTPClient = hc
+	}
+}
+
+// WithSessionTTL asks for a session TTL; governord refuses one outside its
+// configured range. Heartbeats go three times per TTL.
+func WithSessionTTL(ttl time.Duration) Option {
+	return func(s *settings) {
+		if ttl <= 0 {
+			s.errors = append(s.errors, fmt.Errorf("%w: WithSessionTTL(%s); the TTL must be positive", ErrInvalid, ttl))
+		}
+		s.ttl = ttl
+	}
+}
+
+// WithClientName names the client in governord's log.
+func WithClientName(name string) Option { return func(s *settings) { s.name = name } }
+
+// resolve reads the environment and applies opts on top.
+func resolve(opts []Option) (settings, error) {
+	conn, err := clientconn.FromEnv()
+	if err != nil {
+		return settings{}, fmt.Errorf("%w: %w", ErrInvalid, err)
+	}
+	s := settings{conn: conn}
+	for _, o := range opts {
+		o(&s)
+	}
+	if len(s.errors) > 0 {
+		return settings{}, s.errors[0]
+	}
+	if _, err := s.conn.BaseURL(); err != nil {
+		return settings{}, fmt.Errorf("%w: %w", ErrInvalid, err)
+	}
+	return s, nil
+}

@@ -1,0 +1,81 @@
+package governor
+
+import (
+	"errors"
+	"io"
+	"net/http"
+	"sync"
+	"time"
+)
+
+// DefaultTransportHold is how long Transport lets a request hold its lease
+// when no WithMaxHold is given: a body never closed frees its slot then.
+const DefaultTransportHold = time.Minute
+
+// Transport returns an http.RoundTripper that governs each request with
+// the task in its context: it charges one ResourceHTTP unit, holds one
+// ClassHTTP lease until the response body is closed (or the maximum hold
+// runs out), and reports the time to the response and whether it was 429
+// or 503 (overload). A nil base is http.DefaultTransport. A request whose
+// context carries no task fails with ErrNoTask.
+func Transport(base http.RoundTripper, opts ...LeaseOption) http.RoundTripper {
+	if base == nil {
+		base = http.DefaultTransport
+	}
+	return &transport{base: base, opts: append([]LeaseOption{WithMaxHold(DefaultTransportHold)}, opts...)}
+}
+
+type transport struct {
+	base http.RoundTripper
+	opts []LeaseOption
+}
+
+var _ http.RoundTripper = (*transport)(nil)
+
+func (tr *transport) RoundTrip(req *http.Request) (*http.Response, error) {
+	ctx := req.Context()
+	if _, err := Consume(ctx, ResourceHTTP, 1); err != nil {
+		closeBody(req)
+		return nil, err
+	}
+	l, err := Acquire(ctx, ClassHTTP, tr.opts...)
+	if err != nil {
+		closeBody(req)
+		return nil, err
+	}
+	start := time.Now()
+	resp, err := tr.base.RoundTrip(req)
+	if err != nil {
+		return nil, errors.Join(err, l.Release(Report{Latency: time.Since(start)}))
+	}
+	rep := Report{
+		Latency:    time.Since(start),
+		Overloaded: resp.StatusCode == http.StatusTooManyRequests || resp.StatusCode == http.StatusServiceUnavailable,
+	}
+	resp.Body = &leasedBody{ReadCloser: resp.Body, lease: l, report: rep}
+	return resp, nil
+}
+
+// closeBody closes a request's body the base transport will not see, as
+// the RoundTripper contract asks.
+func closeBody(req *http.Request) {
+	if req.Body != nil {
+		_ = req.Body.Close()
+	}
+}
+
+// leasedBody releases its request's lease when closed.
+type leasedBody struct {
+	io.ReadCloser
+	lease  *Lease
+	report Report
+	once   sync.Once
+}
+
+var _ io.ReadCloser = (*leasedBody)(nil)
+
+func (b *leasedBody) Close() error {
+	err := b.ReadCloser.Close()
+	b.once.Do(func() { err = errors.Join(err, b.lease.Release(b.report)) })
+	return err
+}
