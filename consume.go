@@ -2,6 +2,7 @@ package governor
 
 import (
 	"context"
+	"time"
 
 	"connectrpc.com/connect"
 
@@ -24,19 +25,73 @@ const (
 	ClassAgents = "agents"
 )
 
-// Balance is what a granted Consume leaves.
+// Balance is what a granted Consume (or Wait) leaves on the task's chain,
+// read at the tightest cap: the quota or rate cap with the least room.
 type Balance struct {
-	// Remaining is the smallest headroom left for the resource on the
-	// task's chain, just after the charge. Meaningful when Capped.
+	// Remaining is what the tightest cap still admits, just after the
+	// charge. Meaningful when Capped.
 	Remaining int64
 	// Capped is false when no node on the chain caps the resource.
 	Capped bool
+	// Node is the id of the node whose cap is the tightest. Meaningful when
+	// Capped.
+	Node uint64
+	// Limit is that cap's size: a quota's cap, a rate cap's burst.
+	Limit int64
+	// Rate says the tightest cap is a rate cap, which refills; false: a
+	// quota, which never does.
+	Rate bool
+	// Reset is when the tightest cap is full again; zero for a quota.
+	Reset time.Time
+	// Status is Admitted, or Scheduled when the charge holds a slot
+	// RetryAfter from governord's answer.
+	Status Status
+	// RetryAfter is, for Scheduled, the wait from the answer to the slot.
+	RetryAfter time.Duration
+}
+
+// Status says how a charge was admitted.
+type Status int
+
+const (
+	// Admitted: charged for now; act now.
+	Admitted Status = iota
+	// Scheduled: charged for a slot booked on the chain's rate caps; act
+	// at the slot, without calling again. Wait sleeps until it.
+	Scheduled
+)
+
+func (s Status) String() string {
+	if s == Scheduled {
+		return "scheduled"
+	}
+	return "admitted"
+}
+
+// balance reads a granted consume's answer.
+func balance(m *governorv1.ConsumeResponse) Balance {
+	var b Balance
+	if r := m.Remaining; r != nil {
+		b.Remaining, b.Capped = *r, true
+		b.Node, b.Limit, b.Rate = m.CapNodeId, m.CapLimit, m.CapIsRate
+	}
+	if m.ResetTime != nil {
+		b.Reset = m.ResetTime.AsTime()
+	}
+	if m.Status == governorv1.ConsumeStatus_CONSUME_STATUS_SCHEDULED {
+		b.Status, b.RetryAfter = Scheduled, m.RetryAfter.AsDuration()
+	}
+	return b
 }
 
 // Consume spends n units of resource on the task ctx carries, checked
-// against the task and every ancestor in one step. A refusal is a
-// *DeniedError naming the cap that was hit and its largest consumer. The
-// call carries a request id, so a lost reply is never charged twice.
+// against the task and every ancestor (quotas and rate caps) in one step,
+// and returns the balance of the tightest cap. n of 0 is a peek: it
+// charges nothing and returns the balance as it stands. A refusal is a
+// *DeniedError naming the cap that was hit and its largest consumer, or,
+// for a rate cap, what it admits now and the wait that would have been
+// needed. The call carries a request id, so a lost reply is never charged
+// twice.
 func Consume(ctx context.Context, resource string, n int64) (Balance, error) {
 	t, err := current(ctx)
 	if err != nil {
@@ -48,10 +103,7 @@ func Consume(ctx context.Context, resource string, n int64) (Balance, error) {
 	if err != nil {
 		return Balance{}, t.failed(ctx, "consume", err)
 	}
-	if r := res.Msg.Remaining; r != nil {
-		return Balance{Remaining: *r, Capped: true}, nil
-	}
-	return Balance{}, nil
+	return balance(res.Msg), nil
 }
 
 // current returns the live task ctx carries.

@@ -10,10 +10,12 @@
 //	ctx, task, err := client.NewTask(ctx, governor.Spec{Name: "crawl", Quotas: map[string]int64{"http": 500}})
 //	...
 //	defer task.Close()
-//	err = governor.Consume(ctx, "tool_calls", 1) // denied with the cap that was hit
+//	_, err = governor.Consume(ctx, "tool_calls", 1) // denied with the cap that was hit
+//	_, err = governor.Wait(ctx, "api", 1)           // sleeps until a slot of the rate caps
 //
 // Transport, NewDB, Retry, Do and NewGroup govern HTTP requests, SQL
-// transactions, retries and fan-out in one line each.
+// transactions, retries and fan-out in one line each; Wait paces a caller
+// to the rate caps on its chain.
 //
 // The SDK fails closed. A call governord cannot answer is refused with
 // ErrUnavailable, never allowed by default; and when no heartbeat has

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"time"
 
 	"connectrpc.com/connect"
 
@@ -51,9 +52,14 @@ var (
 	// ErrOverloaded, wrapped in the error Do's function returns, reports the
 	// downstream as overloaded when the lease is released.
 	ErrOverloaded = errors.New("governor: downstream overloaded")
+	// ErrNeverFits, with ErrDenied: no wait makes room for a Wait. It asks
+	// for more than a rate cap's burst (or a token bucket's limit), or a
+	// quota, which never refills, is spent.
+	ErrNeverFits = errors.New("governor: never fits")
 )
 
-// DeniedError is a refused Consume: the cap that was hit and who spent it.
+// DeniedError is a refused Consume or Wait: the cap that was hit and who
+// spent it, or, for a rate cap, when it would have room.
 type DeniedError struct {
 	// NodeID and NodeName name the node whose cap was hit: the task itself
 	// or an ancestor.
@@ -67,7 +73,21 @@ type DeniedError struct {
 	// Largest is the child of the node that used the most; nil when none
 	// has used any.
 	Largest *Consumer
-	msg     string
+	// Rate says a rate cap refused: Limit is its limit per period and
+	// Used is not reported. False: a quota refused.
+	Rate bool
+	// Remaining is what the rate cap that refused admits now.
+	Remaining int64
+	// RetryAfter is the wait that would have been needed, measured from
+	// the refusal; zero when no wait helps.
+	RetryAfter time.Duration
+	// Reset is when the rate cap that refused would admit the amount (or,
+	// when it never can, is full again); zero for a quota.
+	Reset time.Time
+	// NeverFits says no wait helps; set only on a refused Wait, which then
+	// matches ErrNeverFits too.
+	NeverFits bool
+	msg       string
 }
 
 // Consumer is a node and what it used of a resource.
@@ -84,8 +104,11 @@ func (e *DeniedError) Error() string {
 	return fmt.Sprintf("the %s budget of %q is spent (%d of %d used, %d more asked)", e.Resource, e.NodeName, e.Used, e.Limit, e.Requested)
 }
 
-// Is makes errors.Is(err, ErrDenied) true.
-func (e *DeniedError) Is(target error) bool { return target == ErrDenied }
+// Is makes errors.Is(err, ErrDenied) true, and errors.Is(err,
+// ErrNeverFits) true when no wait helps.
+func (e *DeniedError) Is(target error) bool {
+	return target == ErrDenied || target == ErrNeverFits && e.NeverFits
+}
 
 // apiError is a refused call: its kind (one of the sentinels) and the
 // server's words.
@@ -152,6 +175,13 @@ func denied(d *governorv1.Denial, msg string) *DeniedError {
 	e := &DeniedError{
 		NodeID: d.NodeId, NodeName: d.NodeName, Resource: d.Resource,
 		Used: d.Used, Limit: d.Limit, Requested: d.Requested, msg: msg,
+		Rate: d.Rate != nil, Remaining: d.Remaining, NeverFits: d.NeverFits,
+	}
+	if d.RetryAfter != nil {
+		e.RetryAfter = d.RetryAfter.AsDuration()
+	}
+	if d.ResetTime != nil {
+		e.Reset = d.ResetTime.AsTime()
 	}
 	if c := d.LargestConsumer; c != nil {
 		e.Largest = &Consumer{NodeID: c.NodeId, Name: c.Name, Used: c.Used}

@@ -198,3 +198,41 @@ func ExampleNewGroup() {
 	fmt.Println("crawled:", crawled.Load())
 	// Output: crawled: 5
 }
+
+func ExampleWait() {
+	addr, stop := exampleGovernord() // team-a may call "api" twice a second, one at a time
+	defer stop()
+	client, err := Dial(context.Background(), WithAddr(addr), WithAPIKey(teamKey))
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	defer client.Close()
+	ctx, task, err := client.NewTask(context.Background(), Spec{Name: "paced"})
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	defer task.Close()
+
+	// Each Wait returns when its call may go: at once, or after sleeping
+	// until the slot governord booked for it.
+	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	for range 3 {
+		b, err := Wait(ctx, "api", 1)
+		if err != nil {
+			fmt.Println(err)
+			return
+		}
+		fmt.Println(b.Status)
+	}
+	// Two at once exceed the burst of one: no wait helps.
+	_, err = Wait(ctx, "api", 2)
+	fmt.Println("never fits:", errors.Is(err, ErrNeverFits))
+	// Output:
+	// admitted
+	// scheduled
+	// scheduled
+	// never fits: true
+}

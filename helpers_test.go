@@ -175,6 +175,7 @@ func exampleGovernord() (addr string, stop func()) {
 	cfg := testConfig(dir)
 	cfg.Tenants[0].Quotas = map[string]int64{"http": 1000, "tool_calls": 100, "retry": 2}
 	cfg.Tenants[0].Limits = map[string]int64{"agents": 2, "http": 4}
+	cfg.Tenants[0].Rates = map[string]config.Rate{"api": {Limit: 2, Per: time.Second, Burst: 1, Algorithm: "leaky_bucket"}}
 	g, err := startGovernord(cfg)
 	if err != nil {
 		panic(fmt.Sprintf("start governord: %v", err))

@@ -6,9 +6,11 @@ import (
 	"errors"
 	"io"
 	"net/http"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"google.golang.org/protobuf/proto"
 
@@ -19,10 +21,25 @@ import (
 // state, and loses the first reply to the calls named in lose after
 // governord has applied them.
 type recordingTransport struct {
-	base http.RoundTripper
-	mu   sync.Mutex
-	ids  map[string][]string // call name to the request ids it carried
-	lose map[string]bool
+	base  http.RoundTripper
+	mu    sync.Mutex
+	ids   map[string][]string // call name to the request ids it carried
+	waits []time.Duration     // the max_wait of each Consume
+	lose  map[string]bool
+}
+
+// loseNext loses the reply to the next call named name.
+func (r *recordingTransport) loseNext(name string) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.lose[name] = true
+}
+
+// consumes returns the request id and the max_wait of each Consume so far.
+func (r *recordingTransport) consumes() ([]string, []time.Duration) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return slices.Clone(r.ids["Consume"]), slices.Clone(r.waits)
 }
 
 // idRequest is a request that carries a request id.
@@ -59,6 +76,9 @@ func (r *recordingTransport) RoundTrip(req *http.Request) (*http.Response, error
 	}
 	r.mu.Lock()
 	r.ids[name] = append(r.ids[name], m.GetRequestId())
+	if c, ok := m.(*governorv1.ConsumeRequest); ok {
+		r.waits = append(r.waits, c.MaxWait.AsDuration())
+	}
 	lose := r.lose[name]
 	r.lose[name] = false
 	r.mu.Unlock()

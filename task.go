@@ -21,6 +21,8 @@ type Spec struct {
 	Quotas map[string]int64
 	// Limits caps concurrency for the task's whole subtree: class to leases.
 	Limits map[string]int64
+	// Rates caps resources with budgets that refill: name to rate.
+	Rates map[string]Rate
 	// Deadline, when set, ends the task as past its deadline; the
 	// context's deadline is set to it too.
 	Deadline time.Time
@@ -34,6 +36,12 @@ func (s Spec) wire() *governorv1.NodeSpec {
 	out := &governorv1.NodeSpec{Name: s.Name, Quotas: s.Quotas, Limits: s.Limits, Priority: s.Priority, Weight: s.Weight}
 	if !s.Deadline.IsZero() {
 		out.Deadline = timestamppb.New(s.Deadline)
+	}
+	if len(s.Rates) > 0 {
+		out.Rates = make(map[string]*governorv1.Rate, len(s.Rates))
+		for name, r := range s.Rates {
+			out.Rates[name] = r.wire()
+		}
 	}
 	return out
 }

@@ -61,8 +61,8 @@ func TestErrorsMatchTheirSentinels(t *testing.T) {
 	if _, err := Consume(context.Background(), "x", 1); !errors.Is(err, ErrNoTask) {
 		t.Errorf("consume without a task: %v, want ErrNoTask", err)
 	}
-	if _, err := Consume(ctx, "x", 0); !errors.Is(err, ErrInvalid) || !strings.Contains(err.Error(), "amount") {
-		t.Errorf("consume of 0: %v, want ErrInvalid naming amount", err)
+	if _, err := Consume(ctx, "x", -1); !errors.Is(err, ErrInvalid) || !strings.Contains(err.Error(), "amount") {
+		t.Errorf("consume of -1: %v, want ErrInvalid naming amount", err)
 	}
 	if _, _, err := c.NewTask(ctx, Spec{Name: ""}); !errors.Is(err, ErrInvalid) {
 		t.Errorf("task without a name: %v, want ErrInvalid", err)

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"io"
 	"net/http"
+	"strconv"
 	"sync"
 	"time"
 )
@@ -15,9 +16,13 @@ const DefaultTransportHold = time.Minute
 // Transport returns an http.RoundTripper that governs each request with
 // the task in its context: it charges one ResourceHTTP unit, holds one
 // ClassHTTP lease until the response body is closed (or the maximum hold
-// runs out), and reports the time to the response and whether it was 429
-// or 503 (overload). A nil base is http.DefaultTransport. A request whose
-// context carries no task fails with ErrNoTask.
+// runs out), and reports the time to the response and whether the
+// downstream signalled overload: a 429 or 503, or a Retry-After header
+// (seconds or an HTTP date) on any answer but a redirect. It never sleeps:
+// the response, header included, goes to the caller, and the report feeds
+// governord's adaptive limit of the class, which slows every caller of
+// that downstream. A nil base is http.DefaultTransport. A request
+// whose context carries no task fails with ErrNoTask.
 func Transport(base http.RoundTripper, opts ...LeaseOption) http.RoundTripper {
 	if base == nil {
 		base = http.DefaultTransport
@@ -48,12 +53,35 @@ func (tr *transport) RoundTrip(req *http.Request) (*http.Response, error) {
 	if err != nil {
 		return nil, errors.Join(err, l.Release(Report{Latency: time.Since(start)}))
 	}
-	rep := Report{
-		Latency:    time.Since(start),
-		Overloaded: resp.StatusCode == http.StatusTooManyRequests || resp.StatusCode == http.StatusServiceUnavailable,
-	}
+	rep := Report{Latency: time.Since(start), Overloaded: overloaded(resp)}
 	resp.Body = &leasedBody{ReadCloser: resp.Body, lease: l, report: rep}
 	return resp, nil
+}
+
+// overloaded says whether a response signals overload: 429, 503, or a
+// valid Retry-After on anything but a redirect, where the header only
+// delays the redirect.
+func overloaded(resp *http.Response) bool {
+	switch code := resp.StatusCode; {
+	case code == http.StatusTooManyRequests || code == http.StatusServiceUnavailable:
+		return true
+	case code >= 300 && code < 400:
+		return false
+	}
+	return validRetryAfter(resp.Header.Get("Retry-After"))
+}
+
+// validRetryAfter says whether v is a Retry-After value: a number of
+// seconds or an HTTP date.
+func validRetryAfter(v string) bool {
+	if v == "" {
+		return false
+	}
+	if _, err := strconv.ParseUint(v, 10, 63); err == nil {
+		return true
+	}
+	_, err := http.ParseTime(v)
+	return err == nil
 }
 
 // closeBody closes a request's body the base transport will not see, as

@@ -121,25 +121,53 @@ func mustRequest(t *testing.T, ctx context.Context, url string) *http.Request {
 	return req
 }
 
-// 503 answers are reported as overload: governord's adaptive controller of
-// the http class cuts the root's limit.
+// Answers that signal overload (a 503, or a Retry-After in seconds or as
+// an HTTP date) are reported: governord's adaptive controller of the http
+// class cuts the root's limit.
 func TestTransportReportsOverload(t *testing.T) {
 	t.Parallel()
+	cases := []struct {
+		name       string
+		status     int
+		retryAfter string
+	}{
+		{"503", http.StatusServiceUnavailable, ""},
+		{"Retry-After in seconds", http.StatusOK, "2"},
+		{"Retry-After as a date", http.StatusAccepted, time.Now().Add(time.Minute).UTC().Format(http.TimeFormat)},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+				if tc.retryAfter != "" {
+					w.Header().Set("Retry-After", tc.retryAfter)
+				}
+				w.WriteHeader(tc.status)
+			}))
+			defer srv.Close()
+			if !limitCut(t, srv.URL) {
+				t.Fatalf("the root's http limit did not move after 10s of %s answers", tc.name)
+			}
+		})
+	}
+}
+
+// limitCut sends requests through Transport to url under a governord
+// whose root's http limit of 8 is adaptive, and reports whether the
+// limit moved within 10s.
+func limitCut(t *testing.T, url string) bool {
+	t.Helper()
 	cfg := testConfig(t.TempDir())
 	cfg.Root.Limits = map[string]int64{"http": 8}
 	cfg.Adaptive = map[string]config.Adaptive{"http": {Initial: 8, Min: 1, Max: 8, MaxOverloadShare: 0.1, Interval: 50 * time.Millisecond, MinSamples: 5}}
 	g := newGovernordWith(t, cfg)
 	c := dial(t, g.addr)
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
-		w.WriteHeader(http.StatusServiceUnavailable)
-	}))
-	defer srv.Close()
 	ctx, _ := task(t, c, Spec{Name: "overloaded"})
 	hc := &http.Client{Transport: Transport(nil)}
 	admin := adminAPI(t, g.addr)
 	deadline := time.Now().Add(10 * time.Second)
 	for time.Now().Before(deadline) {
-		resp, err := hc.Do(mustRequest(t, ctx, srv.URL))
+		resp, err := hc.Do(mustRequest(t, ctx, url))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -149,8 +177,40 @@ func TestTransportReportsOverload(t *testing.T) {
 			t.Fatal(err)
 		}
 		if res.Msg.Node.Classes["http"].GetLimit() < 8 {
-			return
+			return true
 		}
 	}
-	t.Fatal("the root's http limit did not move after 10s of 503 answers")
+	return false
+}
+
+func TestOverloadedAnswers(t *testing.T) {
+	t.Parallel()
+	date := time.Date(2030, 1, 2, 3, 4, 5, 0, time.UTC).Format(http.TimeFormat)
+	cases := []struct {
+		status     int
+		retryAfter string
+		want       bool
+	}{
+		{http.StatusOK, "", false},
+		{http.StatusTooManyRequests, "", true},
+		{http.StatusServiceUnavailable, "", true},
+		{http.StatusOK, "120", true},
+		{http.StatusInternalServerError, "0", true},
+		{http.StatusOK, date, true},
+		{http.StatusOK, "Sun, 06 Nov 1994 08:49:37 GMT", true},
+		{http.StatusOK, "soon", false},
+		{http.StatusOK, "-5", false},
+		{http.StatusOK, "1.5", false},
+		{http.StatusMovedPermanently, "5", false},
+		{http.StatusTooManyRequests, "soon", true},
+	}
+	for _, tc := range cases {
+		resp := &http.Response{StatusCode: tc.status, Header: http.Header{}}
+		if tc.retryAfter != "" {
+			resp.Header.Set("Retry-After", tc.retryAfter)
+		}
+		if got := overloaded(resp); got != tc.want {
+			t.Errorf("%d with Retry-After %q: overloaded %v, want %v", tc.status, tc.retryAfter, got, tc.want)
+		}
+	}
 }

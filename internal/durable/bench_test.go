@@ -7,10 +7,12 @@ import (
 	"path/filepath"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
 	"governor.dev/governor/internal/engine"
+	"governor.dev/governor/internal/eventlog"
 	"governor.dev/governor/internal/pgtest"
 )
 
@@ -24,11 +26,34 @@ func benchURLs() map[string]func(b *testing.B) string {
 	}
 }
 
+// commits counts the writer's commits and the time they took.
+type commits struct{ n, events, nanos atomic.Int64 }
+
+func (c *commits) observe(events int, d time.Duration) {
+	c.n.Add(1)
+	c.events.Add(int64(events))
+	c.nanos.Add(int64(d))
+}
+
+// reset forgets the commits of the setup.
+func (c *commits) reset() {
+	c.n.Store(0)
+	c.events.Store(0)
+	c.nanos.Store(0)
+}
+
+// report adds the mean batch size and commit time to b's results.
+func (c *commits) report(b *testing.B) {
+	n := float64(max(c.n.Load(), 1))
+	b.ReportMetric(float64(c.events.Load())/n, "events/commit")
+	b.ReportMetric(float64(c.nanos.Load())/n/1e6, "ms/commit")
+}
+
 // benchSetup opens a store with one tenant and one task per caller, each
 // with a session, so callers contend only for the engine and the record.
-func benchSetup(b *testing.B, url string, callers int) (*Store, []engine.ID, []engine.ID) {
+func benchSetup(b *testing.B, url string, callers int, cs *commits) (*Store, []engine.ID, []engine.ID) {
 	ctx := context.Background()
-	s, err := Open(ctx, Options{URL: url, Clock: wallClock{}, Logger: quiet()})
+	s, err := Open(ctx, Options{URL: url, Clock: wallClock{}, Logger: quiet(), Writer: eventlog.WriterOptions{OnCommit: cs.observe}})
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -64,11 +89,13 @@ func BenchmarkDurableConsume(b *testing.B) {
 	for name, url := range benchURLs() {
 		for _, callers := range []int{1, 16, 64} {
 			b.Run(fmt.Sprintf("%s/callers=%d", name, callers), func(b *testing.B) {
-				s, sessions, tasks := benchSetup(b, url(b), callers)
+				var cs commits
+				s, sessions, tasks := benchSetup(b, url(b), callers, &cs)
+				cs.reset()
 				ctx := context.Background()
 				per := b.N/callers + 1
 				b.ResetTimer()
-				start := time.Now()
+				start, cpu := time.Now(), processCPU()
 				var wg sync.WaitGroup
 				for i := range callers {
 					wg.Add(1)
@@ -93,6 +120,8 @@ func BenchmarkDurableConsume(b *testing.B) {
 				}
 				wg.Wait()
 				b.ReportMetric(float64(per*callers)/time.Since(start).Seconds(), "consumes/s")
+				b.ReportMetric(float64((processCPU()-cpu).Microseconds())/float64(per*callers), "cpu-µs/consume")
+				cs.report(b)
 			})
 		}
 	}
@@ -158,12 +187,15 @@ func BenchmarkRestart(b *testing.B) {
 			if err := s.Close(ctx); err != nil {
 				b.Fatal(err)
 			}
+			var cpu time.Duration
 			b.ResetTimer()
 			for b.Loop() {
+				before := processCPU()
 				s, err := Open(ctx, Options{URL: url, Clock: wallClock{}, Logger: quiet(), SnapshotEvery: math.MaxInt64})
 				if err != nil {
 					b.Fatal(err)
 				}
+				cpu += processCPU() - before
 				b.StopTimer()
 				if st := s.Engine.Stats(); st.Nodes < 100_000 || st.Sessions < 10_000 {
 					b.Fatalf("restored %d nodes and %d sessions", st.Nodes, st.Sessions)
@@ -173,14 +205,26 @@ func BenchmarkRestart(b *testing.B) {
 				}
 				b.StartTimer()
 			}
+			b.ReportMetric(cpu.Seconds()/float64(b.N), "cpu-s/restart")
 		})
 	}
 }
 
 // BenchmarkConsumeDuringSnapshot reports the latency of consumes (engine and
-// record) while a snapshot of 100,000 nodes is being taken and written.
+// record), one after another, while a snapshot of 100,000 nodes is taken and
+// written: first when every node changed since the last snapshot (the
+// capture under the engine lock copies them all), then when 1,000 did (it
+// copies those; the image still encodes and writes all 100,000).
 func BenchmarkConsumeDuringSnapshot(b *testing.B) {
-	url := "sqlite:" + filepath.Join(b.TempDir(), "snap.db")
+	for name, fresh := range benchURLs() {
+		if name == "memory" {
+			continue
+		}
+		b.Run(name, func(b *testing.B) { benchConsumeDuringSnapshot(b, fresh(b)) })
+	}
+}
+
+func benchConsumeDuringSnapshot(b *testing.B, url string) {
 	ctx := context.Background()
 	s, err := Open(ctx, Options{URL: url, Clock: wallClock{}, Logger: quiet(), SnapshotEvery: math.MaxInt64})
 	if err != nil {
@@ -189,31 +233,54 @@ func BenchmarkConsumeDuringSnapshot(b *testing.B) {
 	defer s.Close(ctx)
 	_, ids := bigState(b, s, 100_000, 0)
 	for b.Loop() {
-		done := make(chan error, 1)
-		go func() { done <- s.SnapshotNow(ctx) }()
-		var lat []time.Duration
-		for snapping := true; snapping; {
-			select {
-			case err := <-done:
-				if err != nil {
-					b.Fatal(err)
-				}
-				snapping = false
-			default:
-			}
-			start := time.Now()
-			c := &engine.Call{}
-			if err := s.Engine.Consume(c, ids[len(lat)%len(ids)], "http", 1); err != nil {
+		reportLatencies(b, "all-changed-", consumesDuringSnapshot(b, s, ids))
+		c := &engine.Call{}
+		for i := range 1_000 {
+			if err := s.Engine.Consume(c, ids[i*len(ids)/1_000], "http", 1); err != nil {
 				b.Fatal(err)
 			}
-			if err := s.Wait(ctx, c.Seq); err != nil {
-				b.Fatal(err)
-			}
-			lat = append(lat, time.Since(start))
 		}
-		slices.Sort(lat)
-		b.ReportMetric(float64(lat[len(lat)/2].Microseconds()), "p50-µs")
-		b.ReportMetric(float64(lat[len(lat)*99/100].Microseconds()), "p99-µs")
-		b.ReportMetric(float64(len(lat)), "consumes")
+		reportLatencies(b, "1k-changed-", consumesDuringSnapshot(b, s, ids))
 	}
+}
+
+// consumesDuringSnapshot takes a snapshot and returns the latencies of the
+// consumes made, one after another, until it was saved.
+func consumesDuringSnapshot(b *testing.B, s *Store, ids []engine.ID) []time.Duration {
+	ctx := context.Background()
+	done := make(chan error, 1)
+	go func() { done <- s.SnapshotNow(ctx) }()
+	var lat []time.Duration
+	for {
+		select {
+		case err := <-done:
+			if err != nil {
+				b.Fatal(err)
+			}
+			return lat
+		default:
+		}
+		start := time.Now()
+		c := &engine.Call{}
+		if err := s.Engine.Consume(c, ids[len(lat)%len(ids)], "http", 1); err != nil {
+			b.Fatal(err)
+		}
+		if err := s.Wait(ctx, c.Seq); err != nil {
+			b.Fatal(err)
+		}
+		lat = append(lat, time.Since(start))
+	}
+}
+
+// reportLatencies adds the median, 99th percentile and maximum of lat to b's
+// results.
+func reportLatencies(b *testing.B, prefix string, lat []time.Duration) {
+	if len(lat) == 0 {
+		b.Fatal("no consume finished during the snapshot")
+	}
+	slices.Sort(lat)
+	b.ReportMetric(float64(lat[len(lat)/2].Microseconds()), prefix+"p50-µs")
+	b.ReportMetric(float64(lat[len(lat)*99/100].Microseconds()), prefix+"p99-µs")
+	b.ReportMetric(float64(lat[len(lat)-1].Microseconds()), prefix+"max-µs")
+	b.ReportMetric(float64(len(lat)), prefix+"consumes")
 }

@@ -10,8 +10,11 @@
 // then answers.
 //
 // Goroutines: the writer's commit goroutine (owned by eventlog.Writer) and one
-// snapshot goroutine, started by Open and stopped by Close. The snapshot
+// snapshot goroutine, started by Open and stopped by Close. While Open loads
+// the record, one more goroutine restores the snapshot as the events after it
+// are read and decoded; Open waits for it before it returns. The snapshot
 // goroutine owns the snapshot image: when enough events have accumulated it
 // captures what changed under the engine lock, then merges, waits for the
-// events it covers to be on record, encodes and saves outside the lock.
+// events it covers to be on record, encodes, compresses (gzip) and saves
+// outside the lock.
 package durable

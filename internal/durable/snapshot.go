@@ -45,7 +45,8 @@ func (s *Store) count(err error, img *engine.Image) {
 
 // snapshot captures what changed (the only step under the engine lock),
 // merges it into the image, waits until the events it covers are on record,
-// and saves it; the save deletes those events in the same transaction.
+// and saves it compressed; the save deletes those events in the same
+// transaction.
 func (s *Store) snapshot(img *engine.Image) error {
 	start := time.Now()
 	img.Apply(s.Engine.Capture())
@@ -55,14 +56,18 @@ func (s *Store) snapshot(img *engine.Image) error {
 	if err := s.writer.Wait(ctx, st.Seq); err != nil {
 		return fmt.Errorf("wait for events up to %d: %w", st.Seq, err)
 	}
-	data, err := st.Encode()
+	raw, err := st.Encode()
 	if err != nil {
 		return fmt.Errorf("encode snapshot: %w", err)
+	}
+	data, err := pack(raw)
+	if err != nil {
+		return fmt.Errorf("compress snapshot: %w", err)
 	}
 	if err := s.backend.SaveSnapshot(ctx, eventlog.Snapshot{Seq: st.Seq, Time: st.Time, Data: data}); err != nil {
 		return fmt.Errorf("save snapshot: %w", err)
 	}
-	s.log.Debug("snapshot saved", "seq", st.Seq, "nodes", len(st.Nodes), "bytes", len(data), "took", time.Since(start))
+	s.log.Debug("snapshot saved", "seq", st.Seq, "nodes", len(st.Nodes), "bytes", len(raw), "stored_bytes", len(data), "took", time.Since(start))
 	return nil
 }
 

@@ -133,47 +133,6 @@ func Open(ctx context.Context, opts Options) (*Store, error) {
 	return s, nil
 }
 
-// load rebuilds the engine: the newest snapshot, then every event after it.
-func (s *Store) load(ctx context.Context, opts Options) (*engine.Image, error) {
-	eopts := engine.Options{Clock: opts.Clock, Sink: s.sink}
-	var img *engine.Image
-	restore := func(snap *eventlog.Snapshot) error {
-		if snap == nil {
-			s.Engine, img = engine.New(eopts), engine.NewImage(nil)
-			return nil
-		}
-		st, err := engine.DecodeSnapshot(snap.Data)
-		if err != nil {
-			return err
-		}
-		if st.Seq != snap.Seq {
-			return fmt.Errorf("%w: snapshot row %d holds state at %d", engine.ErrCorrupt, snap.Seq, st.Seq)
-		}
-		if s.Engine, err = engine.Restore(eopts, st); err != nil {
-			return err
-		}
-		img = engine.NewImage(st)
-		return nil
-	}
-	events := 0
-	replay := func(rec eventlog.Record) error {
-		ev, err := engine.DecodeEvent(rec.Data)
-		if err != nil {
-			return err
-		}
-		if ev.Seq != rec.Seq {
-			return fmt.Errorf("%w: event row %d holds event %d", engine.ErrCorrupt, rec.Seq, ev.Seq)
-		}
-		events++
-		return s.Engine.Replay(ev)
-	}
-	if err := s.backend.Load(ctx, restore, replay); err != nil {
-		return nil, fmt.Errorf("load the record: %w", err)
-	}
-	s.log.Info("record loaded", "seq", s.Engine.Seq(), "replayed_events", events)
-	return img, nil
-}
-
 func (s *Store) configure(ctx context.Context, set engine.Settings) error {
 	c := &engine.Call{}
 	if err := s.Engine.Configure(c, set); err != nil {

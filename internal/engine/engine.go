@@ -31,10 +31,10 @@ type Engine struct {
 	dispatch []string // classes whose queue may now grant, set by apply
 	events   []Event  // the unused rest of the block that emitted events are copied into
 
-	freeLeases   []*lease // ended leases kept for reuse
-	leasesListed int      // the capture list of lease ids at its last append: once a capture empties it, how long it grew before
-	dirty        dirtySet // entities changed since the last snapshot capture
-	replay       bool     // applying recorded events: no waiters, no dispatch
+	freeLeases []*lease // ended leases kept for reuse
+	dirty      dirtySet // entities changed since the last snapshot capture
+	captured   ID       // next at the last capture: an id at or above it is in no image yet
+	replay     bool     // applying recorded events: no waiters, no dispatch
 }
 
 // Options are what an engine is built with.

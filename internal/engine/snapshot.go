@@ -24,62 +24,76 @@ func (e *Engine) markSession(s *session) {
 
 func (e *Engine) markLease(id ID) { e.dirty.leases = append(e.dirty.leases, id) }
 
-// Delta is what changed since the previous capture: for each changed id its
-// record now, or nil if it is gone.
+// Delta is what changed since the previous capture: the record now of each
+// changed id that still exists, and the ids of those that are gone. An id
+// listed twice says the same thing twice.
 type Delta struct {
-	Seq      uint64
-	Time     int64
-	Next     ID
-	Settings Settings
-	Nodes    map[ID]*NodeRec
-	Sessions map[ID]*SessionRec
-	Leases   map[ID]*LeaseRec
-	Tombs    map[ID]*TombRec
+	Seq          uint64
+	Time         int64
+	Next         ID
+	Settings     Settings
+	Nodes        []NodeRec
+	NodesGone    []ID
+	Sessions     []SessionRec
+	SessionsGone []ID
+	Leases       []LeaseRec
+	LeasesGone   []ID
+	Tombs        []TombRec
+	TombsGone    []ID
 }
 
 // Capture copies what changed since the previous capture. It holds the lock
 // only for that copy, so its cost follows the rate of change, not the size of
 // the tree; an Image turns the deltas into whole snapshots outside the lock.
-// Captures must reach one Image in order.
+// Captures must reach one Image in order. The change lists are emptied, not
+// dropped, so the next round appends into the same memory. An id that came
+// and went since the previous capture is in no image and is left out: under
+// churn most lease ids are such.
 func (e *Engine) Capture() *Delta {
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	d := &Delta{
-		Seq: e.seq, Time: e.last, Next: e.next, Settings: e.settings,
-		Nodes:    make(map[ID]*NodeRec, len(e.dirty.nodes)),
-		Sessions: make(map[ID]*SessionRec, len(e.dirty.sessions)),
-		Leases:   make(map[ID]*LeaseRec, len(e.dirty.leases)),
-		Tombs:    make(map[ID]*TombRec, len(e.dirty.leases)),
-	}
+	d := &Delta{Seq: e.seq, Time: e.last, Next: e.next, Settings: e.settings}
+	d.Nodes = make([]NodeRec, 0, min(len(e.dirty.nodes), len(e.nodes)))
 	for _, id := range e.dirty.nodes {
-		d.Nodes[id] = nil
 		if n := e.nodes[id]; n != nil {
-			r := n.record()
-			d.Nodes[id] = &r
+			d.Nodes = append(d.Nodes, n.record())
 			n.dirty = false
+		} else if id < e.captured {
+			d.NodesGone = append(d.NodesGone, id)
 		}
 	}
+	d.Sessions = make([]SessionRec, 0, min(len(e.dirty.sessions), len(e.sessions)))
 	for _, id := range e.dirty.sessions {
-		d.Sessions[id] = nil
 		if s := e.sessions[id]; s != nil {
-			r := s.record()
-			d.Sessions[id] = &r
+			d.Sessions = append(d.Sessions, s.record())
 			s.dirty = false
+		} else if id < e.captured {
+			d.SessionsGone = append(d.SessionsGone, id)
 		}
 	}
+	e.captureLeasesLocked(d)
+	e.dirty.nodes, e.dirty.sessions, e.dirty.leases = e.dirty.nodes[:0], e.dirty.sessions[:0], e.dirty.leases[:0]
+	e.captured = e.next
+	return d
+}
+
+// captureLeasesLocked copies the listed lease ids: a live lease and a
+// tombstone share their id, so each id is looked up as both.
+func (e *Engine) captureLeasesLocked(d *Delta) {
+	d.Leases = make([]LeaseRec, 0, min(len(e.dirty.leases), len(e.leases)))
+	d.Tombs = make([]TombRec, 0, min(len(e.dirty.leases), len(e.tombs)))
 	for _, id := range e.dirty.leases {
-		d.Leases[id], d.Tombs[id] = nil, nil
 		if l := e.leases[id]; l != nil {
-			r := l.record()
-			d.Leases[id] = &r
+			d.Leases = append(d.Leases, l.record())
+		} else if id < e.captured {
+			d.LeasesGone = append(d.LeasesGone, id)
 		}
 		if t, ok := e.tombs[id]; ok {
-			r := t.record()
-			d.Tombs[id] = &r
+			d.Tombs = append(d.Tombs, t.record())
+		} else if id < e.captured {
+			d.TombsGone = append(d.TombsGone, id)
 		}
 	}
-	e.dirty = dirtySet{}
-	return d
 }
 
 // Image is a whole snapshot kept up to date from deltas. It belongs to the
@@ -120,22 +134,23 @@ func NewImage(st *Snapshot) *Image {
 	return im
 }
 
-// Apply folds a delta into the image.
+// Apply folds a delta into the image. Each record is copied out of the
+// delta, so a record that stays current does not keep its delta alive.
 func (im *Image) Apply(d *Delta) {
 	im.seq, im.time, im.next, im.settings = d.Seq, d.Time, d.Next, d.Settings
-	merge(im.nodes, d.Nodes)
-	merge(im.sessions, d.Sessions)
-	merge(im.leases, d.Leases)
-	merge(im.tombs, d.Tombs)
+	merge(im.nodes, d.Nodes, d.NodesGone, func(r *NodeRec) ID { return r.ID })
+	merge(im.sessions, d.Sessions, d.SessionsGone, func(r *SessionRec) ID { return r.ID })
+	merge(im.leases, d.Leases, d.LeasesGone, func(r *LeaseRec) ID { return r.ID })
+	merge(im.tombs, d.Tombs, d.TombsGone, func(r *TombRec) ID { return r.ID })
 }
 
-func merge[T any](into, from map[ID]*T) {
-	for id, r := range from {
-		if r == nil {
-			delete(into, id)
-		} else {
-			into[id] = r
-		}
+func merge[T any](into map[ID]*T, recs []T, gone []ID, id func(*T) ID) {
+	for _, g := range gone {
+		delete(into, g)
+	}
+	for i := range recs {
+		r := recs[i]
+		into[id(&r)] = &r
 	}
 }
 

@@ -61,12 +61,6 @@ func (e *Engine) markLeaseOnce(mark *int, id ID) {
 	if i := *mark - 1; i >= 0 && i < len(e.dirty.leases) && e.dirty.leases[i] == id {
 		return
 	}
-	if cap(e.dirty.leases) == 0 && e.leasesListed > 0 {
-		// A capture emptied the list: make room for as many as last time at
-		// once, rather than growing to it by doubling.
-		e.dirty.leases = make([]ID, 0, e.leasesListed)
-	}
 	e.markLease(id)
 	*mark = len(e.dirty.leases)
-	e.leasesListed = *mark
 }

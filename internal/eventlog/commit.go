@@ -22,12 +22,35 @@ func (w *Writer) run() {
 		w.mu.Lock()
 		w.spare = entries[:0]
 		w.mu.Unlock()
-		// Let the producers this commit released run before taking the
-		// next batch: they add their next events in a few microseconds,
-		// and joining the batch that is pending now saves them a whole
-		// commit of waiting.
-		runtime.Gosched()
+		w.gather()
 	}
+}
+
+// gatherYields bounds how many times gather yields in a row.
+const gatherYields = 16
+
+// gather lets the producers the last commit released run before the next
+// batch is taken: they add their next events within microseconds, and
+// joining the pending batch saves each of them a whole commit of waiting. It
+// yields the processor while each yield brought more entries, and stops as
+// soon as one brought none, the batch is full, or gatherYields have passed,
+// so an idle or lightly loaded writer loses no time.
+func (w *Writer) gather() {
+	n := w.pendingLen()
+	for range gatherYields {
+		runtime.Gosched()
+		m := w.pendingLen()
+		if m == n || m >= w.opts.MaxBatch {
+			return
+		}
+		n = m
+	}
+}
+
+func (w *Writer) pendingLen() int {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return len(w.pending)
 }
 
 // take blocks until entries are pending and takes up to MaxBatch of them as

@@ -122,6 +122,9 @@ func TestWriterBatchesGrowUnderConcurrency(t *testing.T) {
 	for err := range errs {
 		t.Fatal(err)
 	}
+	// A caller may see its event durable before OnCommit has run for its
+	// batch; once the writer has stopped, every callback has.
+	must(t, w.Stop(ctx))
 	sizes, total := c.get(), 0
 	for _, s := range sizes {
 		total += s

@@ -184,6 +184,9 @@ func consumeResponse(res engine.ConsumeResult) *governorv1.ConsumeResponse {
 		left := res.Remaining
 		out.Remaining = &left
 		out.ResetTime = stamp(res.Reset)
+		out.CapNodeId = uint64(res.Node)
+		out.CapLimit = res.Limit
+		out.CapIsRate = res.Rate
 	}
 	if res.Status == engine.Scheduled {
 		out.Status = governorv1.ConsumeStatus_CONSUME_STATUS_SCHEDULED

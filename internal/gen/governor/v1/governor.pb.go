@@ -2536,7 +2536,13 @@ type ConsumeResponse struct {
 	// OK: act now. SCHEDULED: act after retry_after.
 	Status ConsumeStatus `protobuf:"varint,3,opt,name=status,proto3,enum=governor.v1.ConsumeStatus" json:"status,omitempty"`
 	// SCHEDULED: the wait until the booked slot, measured from the answer.
-	RetryAfter    *durationpb.Duration `protobuf:"bytes,4,opt,name=retry_after,json=retryAfter,proto3" json:"retry_after,omitempty"`
+	RetryAfter *durationpb.Duration `protobuf:"bytes,4,opt,name=retry_after,json=retryAfter,proto3" json:"retry_after,omitempty"`
+	// The node whose cap is the tightest; 0 when nothing caps the resource.
+	CapNodeId uint64 `protobuf:"varint,5,opt,name=cap_node_id,json=capNodeId,proto3" json:"cap_node_id,omitempty"`
+	// That cap's limit: a quota's cap, a rate cap's burst (its bucket's size).
+	CapLimit int64 `protobuf:"varint,6,opt,name=cap_limit,json=capLimit,proto3" json:"cap_limit,omitempty"`
+	// True when that cap is a rate cap, false for a quota.
+	CapIsRate     bool `protobuf:"varint,7,opt,name=cap_is_rate,json=capIsRate,proto3" json:"cap_is_rate,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -2597,6 +2603,27 @@ func (x *ConsumeResponse) GetRetryAfter() *durationpb.Duration {
 		return x.RetryAfter
 	}
 	return nil
+}
+
+func (x *ConsumeResponse) GetCapNodeId() uint64 {
+	if x != nil {
+		return x.CapNodeId
+	}
+	return 0
+}
+
+func (x *ConsumeResponse) GetCapLimit() int64 {
+	if x != nil {
+		return x.CapLimit
+	}
+	return 0
+}
+
+func (x *ConsumeResponse) GetCapIsRate() bool {
+	if x != nil {
+		return x.CapIsRate
+	}
+	return false
 }
 
 // AcquireRequest asks for one slot of a concurrency class.
@@ -3998,14 +4025,17 @@ const file_governor_v1_governor_proto_rawDesc = "" +
 	"\n" +
 	"request_id\x18\x04 \x01(\tR\trequestId\x124\n" +
 	"\bmax_wait\x18\x05 \x01(\v2\x19.google.protobuf.DurationR\amaxWait\x12(\n" +
-	"\x10drain_over_limit\x18\x06 \x01(\bR\x0edrainOverLimit\"\xed\x01\n" +
+	"\x10drain_over_limit\x18\x06 \x01(\bR\x0edrainOverLimit\"\xca\x02\n" +
 	"\x0fConsumeResponse\x12!\n" +
 	"\tremaining\x18\x01 \x01(\x03H\x00R\tremaining\x88\x01\x01\x129\n" +
 	"\n" +
 	"reset_time\x18\x02 \x01(\v2\x1a.google.protobuf.TimestampR\tresetTime\x122\n" +
 	"\x06status\x18\x03 \x01(\x0e2\x1a.governor.v1.ConsumeStatusR\x06status\x12:\n" +
 	"\vretry_after\x18\x04 \x01(\v2\x19.google.protobuf.DurationR\n" +
-	"retryAfterB\f\n" +
+	"retryAfter\x12\x1e\n" +
+	"\vcap_node_id\x18\x05 \x01(\x04R\tcapNodeId\x12\x1b\n" +
+	"\tcap_limit\x18\x06 \x01(\x03R\bcapLimit\x12\x1e\n" +
+	"\vcap_is_rate\x18\a \x01(\bR\tcapIsRateB\f\n" +
 	"\n" +
 	"_remaining\"\x94\x01\n" +
 	"\x0eAcquireRequest\x12\x17\n" +
