@@ -7,6 +7,7 @@ package engine
 func Restore(opts Options, st *Snapshot) (*Engine, error) {
 	e := newEngine(opts)
 	e.seq, e.last, e.next, e.settings = st.Seq, st.Time, st.Next, st.Settings
+	e.captured = st.Next // an image started from st holds every id below it
 	if validSettings(&st.Settings) != nil {
 		return nil, corrupt("snapshot has negative settings")
 	}
