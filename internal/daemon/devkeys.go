@@ -64,7 +64,7 @@ func (k DevKeys) generate() (DevKeys, error) {
 	var b bytes.Buffer
 	fmt.Fprintf(&b, "# governord development keys, generated once and reused by every start in this directory.\n")
 	fmt.Fprintf(&b, "# Load them into a shell with: . ./%s\n", KeysFile)
-	fmt.Fprintf(&b, "%s=%s\n%s=%s\n", adminKeyVariable, k.Admin, demoKeyVariable, k.Demo)
+	fmt.Fprintf(&b, "export %s=%s\nexport %s=%s\n", adminKeyVariable, k.Admin, demoKeyVariable, k.Demo)
 	f, err := os.OpenFile(k.Path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
 	if err != nil {
 		return k, fmt.Errorf("write the development keys: %w", err)
@@ -85,7 +85,9 @@ func newKey(prefix string) string {
 	return prefix + base64.RawURLEncoding.EncodeToString(b[:])
 }
 
-// parseKeys reads NAME=VALUE lines, skipping blanks and # comments.
+// parseKeys reads NAME=VALUE lines, each optionally after "export " (so
+// that sourcing the file hands the keys to the programs a shell starts),
+// skipping blanks and # comments.
 func parseKeys(data []byte) map[string]string {
 	vars := map[string]string{}
 	sc := bufio.NewScanner(bytes.NewReader(data))
@@ -94,6 +96,7 @@ func parseKeys(data []byte) map[string]string {
 		if line == "" || strings.HasPrefix(line, "#") {
 			continue
 		}
+		line = strings.TrimPrefix(line, "export ")
 		if name, value, ok := strings.Cut(line, "="); ok {
 			vars[strings.TrimSpace(name)] = strings.TrimSpace(value)
 		}

@@ -2,6 +2,7 @@ package daemon
 
 import (
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -50,5 +51,33 @@ func TestDevKeysFileThatCannotBeTrustedIsRefused(t *testing.T) {
 				t.Fatalf("err %v, want one saying %q", err, tc.want)
 			}
 		})
+	}
+}
+
+// Sourcing the keys file hands the keys to the programs the shell starts,
+// which is how the SDK and the governor command find them.
+func TestDevKeysFileExportsToChildren(t *testing.T) {
+	dir := t.TempDir()
+	k, err := devKeys(dir)
+	must(t, err)
+	out, err := exec.Command("sh", "-c", ". "+k.Path+" && env").Output()
+	must(t, err)
+	env := string(out)
+	for _, want := range []string{"GOVERNOR_ADMIN_KEY=" + k.Admin, "GOVERNOR_API_KEY=" + k.Demo} {
+		if !strings.Contains(env, want+"\n") {
+			t.Fatalf("a child of the shell that sourced %s lacks %s", k.Path, want)
+		}
+	}
+}
+
+// A file written without "export", as earlier versions did, still loads.
+func TestDevKeysFileWithoutExport(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, KeysFile)
+	must(t, os.WriteFile(path, []byte("GOVERNOR_ADMIN_KEY=admin_aaaaaaaaaaaaaaaa\nGOVERNOR_API_KEY=demo_bbbbbbbbbbbbbbbb\n"), 0o600))
+	k, err := devKeys(dir)
+	must(t, err)
+	if k.Admin != "admin_aaaaaaaaaaaaaaaa" || k.Demo != "demo_bbbbbbbbbbbbbbbb" || k.New {
+		t.Fatalf("keys %+v, want the file's", k)
 	}
 }
