@@ -21,8 +21,9 @@ func (w *Writer) run() {
 		clear(recs)
 		w.mu.Lock()
 		w.spare = entries[:0]
+		n := len(w.pending)
 		w.mu.Unlock()
-		w.gather()
+		w.gather(n)
 	}
 }
 
@@ -34,9 +35,9 @@ const gatherYields = 16
 // joining the pending batch saves each of them a whole commit of waiting. It
 // yields the processor while each yield brought more entries, and stops as
 // soon as one brought none, the batch is full, or gatherYields have passed,
-// so an idle or lightly loaded writer loses no time.
-func (w *Writer) gather() {
-	n := w.pendingLen()
+// so an idle or lightly loaded writer loses no time. n is how many entries
+// are pending as it starts.
+func (w *Writer) gather(n int) {
 	for range gatherYields {
 		runtime.Gosched()
 		m := w.pendingLen()
