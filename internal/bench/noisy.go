@@ -120,7 +120,7 @@ func noisyRun(ctx context.Context, sz Sizes, p pool) (NoisyRun, error) {
 	if err := waitFor(ctx, p, func(queued int) bool {
 		mu.Lock()
 		defer mu.Unlock()
-		return queued+len(jobs[0])+int(grantedA) >= sz.NoisyA-sz.NoisySlots
+		return queued+len(jobs[0])+grantedA >= sz.NoisyA-sz.NoisySlots
 	}); err != nil {
 		wg.Wait()
 		return NoisyRun{}, err
