@@ -45,12 +45,3 @@ func recordError(ctx context.Context, err error) error {
 	}
 	return connect.NewError(connect.CodeUnavailable, errors.New(msgRecordLost))
 }
-
-// codeOf is the status code a client receives for err.
-func codeOf(err error) connect.Code {
-	var ce *connect.Error
-	if errors.As(err, &ce) {
-		return ce.Code()
-	}
-	return connect.CodeUnknown
-}

@@ -77,7 +77,7 @@ func writeJSON(w http.ResponseWriter, status int, m proto.Message) {
 // writeError writes err as the gateway writes a gRPC status: the HTTP
 // status of its code, and {"code", "message", "details"}.
 func writeError(w http.ResponseWriter, err error) {
-	code := codeOf(err)
+	code := connect.CodeOf(err)
 	msg := err.Error()
 	var ce *connect.Error
 	if errors.As(err, &ce) {

@@ -137,7 +137,7 @@ func (s *Service) unhealthy() string {
 func (s *Service) done(method string, began time.Time, err error) {
 	code := "ok"
 	if err != nil {
-		c := codeOf(err)
+		c := connect.CodeOf(err)
 		code = c.String()
 		if c == connect.CodeInternal || c == connect.CodeUnknown {
 			s.log.Error("call failed", "method", method, "err", err)

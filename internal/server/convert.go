@@ -3,6 +3,7 @@ package server
 import (
 	"time"
 
+	"google.golang.org/protobuf/types/known/durationpb"
 	"google.golang.org/protobuf/types/known/timestamppb"
 
 	"governor.dev/governor/internal/engine"
@@ -85,6 +86,56 @@ func wireDefaults(d engine.Defaults) *governorv1.Defaults {
 	out := &governorv1.Defaults{Quotas: d.Quotas, Limits: d.Limits, Rates: wireRates(d.Rates)}
 	if d.Children != nil {
 		out.Children = &governorv1.ChildDefaults{Quotas: d.Children.Quotas, Limits: d.Children.Limits, Rates: wireRates(d.Children.Rates)}
+	}
+	return out
+}
+
+var wireAlgorithmOf = [...]governorv1.RateAlgorithm{
+	engine.TokenBucket: governorv1.RateAlgorithm_RATE_ALGORITHM_TOKEN_BUCKET,
+	engine.LeakyBucket: governorv1.RateAlgorithm_RATE_ALGORITHM_LEAKY_BUCKET,
+}
+
+var wireCalendarOf = [...]governorv1.CalendarUnit{
+	engine.Minute: governorv1.CalendarUnit_CALENDAR_UNIT_MINUTE,
+	engine.Hour:   governorv1.CalendarUnit_CALENDAR_UNIT_HOUR,
+	engine.Day:    governorv1.CalendarUnit_CALENDAR_UNIT_DAY,
+	engine.Week:   governorv1.CalendarUnit_CALENDAR_UNIT_WEEK,
+	engine.Month:  governorv1.CalendarUnit_CALENDAR_UNIT_MONTH,
+	engine.Year:   governorv1.CalendarUnit_CALENDAR_UNIT_YEAR,
+}
+
+func wireRate(r engine.Rate) *governorv1.Rate {
+	out := &governorv1.Rate{Limit: r.Limit, Burst: r.Burst, Zone: r.Zone}
+	if r.Period != 0 {
+		out.Period = durationpb.New(r.Period)
+	}
+	if int(r.Algorithm) < len(wireAlgorithmOf) {
+		out.Algorithm = wireAlgorithmOf[r.Algorithm]
+	}
+	if int(r.Calendar) < len(wireCalendarOf) {
+		out.Calendar = wireCalendarOf[r.Calendar]
+	}
+	return out
+}
+
+func wireRates(m map[string]engine.Rate) map[string]*governorv1.Rate {
+	if len(m) == 0 {
+		return nil
+	}
+	out := make(map[string]*governorv1.Rate, len(m))
+	for k, r := range m {
+		out[k] = wireRate(r)
+	}
+	return out
+}
+
+func wireRateUsage(m map[string]engine.RateInfo) map[string]*governorv1.RateUsage {
+	if len(m) == 0 {
+		return nil
+	}
+	out := make(map[string]*governorv1.RateUsage, len(m))
+	for k, r := range m {
+		out[k] = &governorv1.RateUsage{Rate: wireRate(r.Rate), Remaining: r.Remaining, ResetTime: stamp(r.Reset), InDebt: r.Debt}
 	}
 	return out
 }

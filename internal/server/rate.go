@@ -137,46 +137,6 @@ func checkRates(field string, m map[string]*governorv1.Rate) (map[string]engine.
 	return out, nil
 }
 
-func wireRate(r engine.Rate) *governorv1.Rate {
-	out := &governorv1.Rate{Limit: r.Limit, Burst: r.Burst, Zone: r.Zone}
-	if r.Period != 0 {
-		out.Period = durationpb.New(r.Period)
-	}
-	for w, a := range wireAlgorithms {
-		if a == r.Algorithm && w != governorv1.RateAlgorithm_RATE_ALGORITHM_UNSPECIFIED {
-			out.Algorithm = w
-		}
-	}
-	for w, c := range wireCalendars {
-		if c == r.Calendar {
-			out.Calendar = w
-		}
-	}
-	return out
-}
-
-func wireRates(m map[string]engine.Rate) map[string]*governorv1.Rate {
-	if len(m) == 0 {
-		return nil
-	}
-	out := make(map[string]*governorv1.Rate, len(m))
-	for k, r := range m {
-		out[k] = wireRate(r)
-	}
-	return out
-}
-
-func wireRateUsage(m map[string]engine.RateInfo) map[string]*governorv1.RateUsage {
-	if len(m) == 0 {
-		return nil
-	}
-	out := make(map[string]*governorv1.RateUsage, len(m))
-	for k, r := range m {
-		out[k] = &governorv1.RateUsage{Rate: wireRate(r.Rate), Remaining: r.Remaining, ResetTime: stamp(r.Reset), InDebt: r.Debt}
-	}
-	return out
-}
-
 // consumeResponse is what an admitted consume or a peek answers.
 func consumeResponse(res engine.ConsumeResult) *governorv1.ConsumeResponse {
 	out := &governorv1.ConsumeResponse{Status: governorv1.ConsumeStatus_CONSUME_STATUS_OK}
