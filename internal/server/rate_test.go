@@ -128,3 +128,29 @@ func TestScheduledConsumeOverJSON(t *testing.T) {
 		t.Fatalf("peek: %v", got)
 	}
 }
+
+// TestRateReadBack: every algorithm and calendar unit set over the API is
+// described back as it was set.
+func TestRateReadBack(t *testing.T) {
+	e := newEnv(t, "")
+	ctx := context.Background()
+	cl, _ := e.session(keyA)
+	rates := map[string]*governorv1.Rate{
+		"leaky": {Limit: 10, Period: durationpb.New(time.Minute), Burst: 3, Algorithm: governorv1.RateAlgorithm_RATE_ALGORITHM_LEAKY_BUCKET},
+		"token": {Limit: 10, Period: durationpb.New(time.Minute), Algorithm: governorv1.RateAlgorithm_RATE_ALGORITHM_TOKEN_BUCKET},
+	}
+	for u := governorv1.CalendarUnit_CALENDAR_UNIT_MINUTE; u <= governorv1.CalendarUnit_CALENDAR_UNIT_YEAR; u++ {
+		rates["cal"+strconv.Itoa(int(u))] = &governorv1.Rate{Limit: 5, Calendar: u, Zone: "Europe/Paris", Algorithm: governorv1.RateAlgorithm_RATE_ALGORITHM_TOKEN_BUCKET}
+	}
+	res, err := cl.CreateNode(ctx, connect.NewRequest(&governorv1.CreateNodeRequest{Spec: &governorv1.NodeSpec{Name: "rated", Rates: rates}}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := res.Msg.Node.Rates
+	for name, want := range rates {
+		r := got[name].GetRate()
+		if r.GetAlgorithm() != want.Algorithm || r.GetCalendar() != want.Calendar || r.GetLimit() != want.Limit || r.GetZone() != want.Zone {
+			t.Errorf("%s: described as %+v, set as %+v", name, r, want)
+		}
+	}
+}
