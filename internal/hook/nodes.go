@@ -42,7 +42,7 @@ func (r *Runner) ensureRun(ctx context.Context, in Input) (*governorv1.NodeInfo,
 	}
 	run := res.Msg.GetNode()
 	if run.GetDepth() < 2 {
-		return nil, &Refusal{Message: prefix + "GOVERNOR_API_KEY holds the admin key, whose scope is the root; the hook needs a tenant's key, so that runs count against a tenant." + stop}
+		return nil, Blocked("GOVERNOR_API_KEY holds the admin key, whose scope is the root; the hook needs a tenant's key, so that runs count against a tenant.", nil)
 	}
 	if run.GetState() != governorv1.NodeState_NODE_STATE_ACTIVE {
 		return nil, ended("run", run)
