@@ -2,7 +2,8 @@ package cli
 
 import (
 	"fmt"
-	"sort"
+	"maps"
+	"slices"
 	"strings"
 	"time"
 
@@ -21,7 +22,7 @@ var stateWords = map[governorv1.NodeState]string{
 // and the deadline.
 func line(n *governorv1.NodeInfo) string {
 	parts := []string{fmt.Sprintf("%s #%d %s", displayName(n), n.GetId(), stateWords[n.GetState()])}
-	for _, name := range sortedKeys(n.GetResources()) {
+	for _, name := range slices.Sorted(maps.Keys(n.GetResources())) {
 		r := n.GetResources()[name]
 		if r.Cap != nil {
 			parts = append(parts, fmt.Sprintf("%s %d/%d", name, r.GetUsed(), r.GetCap()))
@@ -29,7 +30,7 @@ func line(n *governorv1.NodeInfo) string {
 			parts = append(parts, fmt.Sprintf("%s %d", name, r.GetUsed()))
 		}
 	}
-	for _, name := range sortedKeys(n.GetClasses()) {
+	for _, name := range slices.Sorted(maps.Keys(n.GetClasses())) {
 		c := n.GetClasses()[name]
 		if c.Limit != nil {
 			parts = append(parts, fmt.Sprintf("[%s] %d/%d held", name, c.GetHeld(), c.GetLimit()))
@@ -68,17 +69,8 @@ func defaultsLine(d *governorv1.Defaults) string {
 
 func caps(m map[string]int64) string {
 	var out []string
-	for _, k := range sortedKeys(m) {
+	for _, k := range slices.Sorted(maps.Keys(m)) {
 		out = append(out, fmt.Sprintf("%s=%d", k, m[k]))
 	}
 	return strings.Join(out, " ")
-}
-
-func sortedKeys[V any](m map[string]V) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	return keys
 }

@@ -72,7 +72,7 @@ func runHook(cmd *cobra.Command, sys IO, conn *connFlags, f *hookFlags) int {
 		ran := false
 		once.Do(func() {
 			ran = true
-			fmt.Fprintf(sys.Stderr, "Governor blocked this tool: governord did not decide within --timeout %s. Do not retry; stop and tell the user.\n", f.timeout)
+			fmt.Fprintln(sys.Stderr, hook.Blocked(fmt.Sprintf("governord did not decide within --timeout %s.", f.timeout), nil).Message)
 		})
 		if ran {
 			sys.Exit(ExitUsage)

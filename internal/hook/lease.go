@@ -91,10 +91,7 @@ func (r *Runner) post(ctx context.Context, in Input) error {
 	if err != nil && !leaseGone(err) {
 		return err
 	}
-	if err := r.state.remove(r.server, id); err != nil {
-		return err
-	}
-	return nil
+	return r.state.remove(r.server, id)
 }
 
 // leaseGone reports an error that says the lease or its session has ended

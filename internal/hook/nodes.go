@@ -2,17 +2,14 @@ package hook
 
 import (
 	"context"
-	"time"
 
 	"connectrpc.com/connect"
 	"google.golang.org/protobuf/types/known/durationpb"
 	"google.golang.org/protobuf/types/known/timestamppb"
 
+	"governor.dev/governor/internal/engine"
 	governorv1 "governor.dev/governor/internal/gen/governor/v1"
 )
-
-// maxRetention is the longest retention governord takes in a node spec.
-const maxRetention = 366 * 24 * time.Hour
 
 // ensureRun finds or creates the run's node under the tenant. A new run
 // takes the tenant's defaults; a budget flag fills only a cap the defaults
@@ -23,7 +20,7 @@ const maxRetention = 366 * 24 * time.Hour
 func (r *Runner) ensureRun(ctx context.Context, in Input) (*governorv1.NodeInfo, error) {
 	spec := &governorv1.NodeSpec{
 		Deadline:  timestamppb.New(r.opts.Now().Add(r.opts.TTL)),
-		Retention: durationpb.New(min(r.opts.TTL, maxRetention)),
+		Retention: durationpb.New(min(r.opts.TTL, engine.MaxRetention)),
 	}
 	b := r.opts.Budgets
 	if b.ToolCalls > 0 || b.Agents > 0 || b.MaxConcurrentTools > 0 {
@@ -42,7 +39,7 @@ func (r *Runner) ensureRun(ctx context.Context, in Input) (*governorv1.NodeInfo,
 	}
 	run := res.Msg.GetNode()
 	if run.GetDepth() < 2 {
-		return nil, &Refusal{Message: prefix + "GOVERNOR_API_KEY holds the admin key, whose scope is the root; the hook needs a tenant's key, so that runs count against a tenant." + stop}
+		return nil, Blocked("GOVERNOR_API_KEY holds the admin key, whose scope is the root; the hook needs a tenant's key, so that runs count against a tenant.", nil)
 	}
 	if run.GetState() != governorv1.NodeState_NODE_STATE_ACTIVE {
 		return nil, ended("run", run)

@@ -24,7 +24,13 @@ func Explain(err error) *Refusal {
 	if errors.As(err, &r) {
 		return r
 	}
-	return &Refusal{Message: prefix + describe(err) + stop, Err: err}
+	return Blocked(describe(err), err)
+}
+
+// Blocked is the refusal for why, a sentence without the prefix, that the
+// model must not work around; err is the cause, or nil.
+func Blocked(why string, err error) *Refusal {
+	return &Refusal{Message: prefix + why + stop, Err: err}
 }
 
 // describe says what went wrong, in a sentence without the prefix.
@@ -96,7 +102,7 @@ func ended(kind string, n *governorv1.NodeInfo) *Refusal {
 	default:
 		why = "was closed"
 	}
-	return &Refusal{Message: fmt.Sprintf("%sthe %s %q %s; every later tool call of it is refused.%s", prefix, kind, n.GetName(), why, stop)}
+	return Blocked(fmt.Sprintf("the %s %q %s; every later tool call of it is refused.", kind, n.GetName(), why), nil)
 }
 
 // sentence ends msg with a full stop.

@@ -2,7 +2,8 @@ package tui
 
 import (
 	"fmt"
-	"sort"
+	"maps"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -71,12 +72,12 @@ func newField(kind capKind, name string, value *int64) field {
 // capsForm edits a node's own quotas and limits.
 func capsForm(n *governorv1.NodeInfo) *form {
 	f := &form{title: "Caps of " + n.GetName() + " (empty removes a cap)", node: n.GetId()}
-	for _, name := range sortedKeys(n.GetResources()) {
+	for _, name := range slices.Sorted(maps.Keys(n.GetResources())) {
 		if c := n.GetResources()[name].Cap; c != nil {
 			f.fields = append(f.fields, newField(quota, name, c))
 		}
 	}
-	for _, name := range sortedKeys(n.GetClasses()) {
+	for _, name := range slices.Sorted(maps.Keys(n.GetClasses())) {
 		if l := n.GetClasses()[name].Limit; l != nil {
 			f.fields = append(f.fields, newField(limit, name, l))
 		}
@@ -93,7 +94,7 @@ func defaultsForm(n *governorv1.NodeInfo) *form {
 		kind capKind
 		caps map[string]int64
 	}{{quota, d.GetQuotas()}, {limit, d.GetLimits()}, {childQuota, d.GetChildren().GetQuotas()}, {childLimit, d.GetChildren().GetLimits()}} {
-		for _, name := range sortedKeys(m.caps) {
+		for _, name := range slices.Sorted(maps.Keys(m.caps)) {
 			v := m.caps[name]
 			f.fields = append(f.fields, newField(m.kind, name, &v))
 		}
@@ -159,13 +160,4 @@ func (f *form) changes() ([]change, error) {
 		out = append(out, c)
 	}
 	return out, nil
-}
-
-func sortedKeys[V any](m map[string]V) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	return keys
 }

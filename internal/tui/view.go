@@ -2,6 +2,8 @@ package tui
 
 import (
 	"fmt"
+	"maps"
+	"slices"
 	"strings"
 	"time"
 
@@ -61,7 +63,7 @@ func displayName(n *governorv1.NodeInfo) string {
 // usage is a node's use against its caps, each colored by its level.
 func usage(n *governorv1.NodeInfo) string {
 	var parts []string
-	for _, name := range sortedKeys(n.GetResources()) {
+	for _, name := range slices.Sorted(maps.Keys(n.GetResources())) {
 		r := n.GetResources()[name]
 		text := fmt.Sprintf("%s %d", name, r.GetUsed())
 		if r.Cap != nil {
@@ -69,7 +71,7 @@ func usage(n *governorv1.NodeInfo) string {
 		}
 		parts = append(parts, levelStyles[levelOf(r.GetUsed(), r.Cap)].Render(text))
 	}
-	for _, name := range sortedKeys(n.GetClasses()) {
+	for _, name := range slices.Sorted(maps.Keys(n.GetClasses())) {
 		c := n.GetClasses()[name]
 		text := fmt.Sprintf("[%s] %d", name, c.GetHeld())
 		if c.Limit != nil {
@@ -93,7 +95,7 @@ func defaultsText(d *governorv1.Defaults) string {
 			continue
 		}
 		var kv []string
-		for _, k := range sortedKeys(m.caps) {
+		for _, k := range slices.Sorted(maps.Keys(m.caps)) {
 			kv = append(kv, fmt.Sprintf("%s=%d", k, m.caps[k]))
 		}
 		parts = append(parts, m.label+" "+strings.Join(kv, " "))
