@@ -175,7 +175,7 @@ func (c *Client) retryTransient(ctx context.Context, what string, call func(cont
 		if err == nil || !errors.Is(err, ErrUnavailable) {
 			return err
 		}
-		if sleep(ctx, jitter(attempt, 20*time.Millisecond, time.Second)) != nil {
+		if pause(ctx, attempt) != nil {
 			return err
 		}
 	}

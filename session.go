@@ -94,6 +94,12 @@ func jitter(attempt int, base, most time.Duration) time.Duration {
 	return rand.N(ceil + 1)
 }
 
+// pause sleeps the backoff before repeating a call governord did not
+// answer, or the watch stream, after attempt failures in a row.
+func pause(ctx context.Context, attempt int) error {
+	return sleep(ctx, jitter(attempt, 20*time.Millisecond, time.Second))
+}
+
 // sleep waits d or until ctx ends, and says which with ctx's cause.
 func sleep(ctx context.Context, d time.Duration) error {
 	t := time.NewTimer(d)

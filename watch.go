@@ -3,7 +3,6 @@ package governor
 import (
 	"context"
 	"errors"
-	"time"
 
 	"connectrpc.com/connect"
 
@@ -33,7 +32,7 @@ func (c *Client) watchLoop(ctx context.Context) {
 		if heard {
 			attempt = 0
 		}
-		if sleep(ctx, jitter(attempt, 20*time.Millisecond, time.Second)) != nil {
+		if pause(ctx, attempt) != nil {
 			return
 		}
 	}
