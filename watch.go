@@ -16,11 +16,7 @@ import (
 // runs from Dial until the client ends.
 func (c *Client) watchLoop(ctx context.Context) {
 	defer c.loops.Done()
-	for attempt, first := 0, true; ; attempt++ {
-		if !first {
-			c.markUnwatched()
-		}
-		first = false
+	for attempt := 0; ; attempt++ {
 		heard, err := c.watchOnce(ctx)
 		if ctx.Err() != nil {
 			return
@@ -35,6 +31,7 @@ func (c *Client) watchLoop(ctx context.Context) {
 		if pause(ctx, attempt) != nil {
 			return
 		}
+		c.markUnwatched()
 	}
 }
 
