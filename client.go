@@ -49,10 +49,7 @@ func Dial(ctx context.Context, opts ...Option) (*Client, error) {
 	if err != nil {
 		return nil, err
 	}
-	c := &Client{key: s.conn.APIKey, tasks: make(map[uint64]*Task), early: make(map[uint64]string)}
-	if c.ids, err = newRequestIDs(); err != nil {
-		return nil, err
-	}
+	c := &Client{key: s.conn.APIKey, ids: newRequestIDs(), tasks: make(map[uint64]*Task), early: make(map[uint64]string)}
 	if s.conn.HTTPClient == nil {
 		if c.own, err = s.conn.Client(); err != nil {
 			return nil, fmt.Errorf("%w: %w", ErrInvalid, err)
@@ -175,7 +172,7 @@ func (c *Client) retryTransient(ctx context.Context, what string, call func(cont
 		if err == nil || !errors.Is(err, ErrUnavailable) {
 			return err
 		}
-		if sleep(ctx, jitter(attempt, 20*time.Millisecond, time.Second)) != nil {
+		if pause(ctx, attempt) != nil {
 			return err
 		}
 	}

@@ -3,7 +3,6 @@ package governor
 import (
 	"crypto/rand"
 	"encoding/hex"
-	"fmt"
 	"strconv"
 	"sync/atomic"
 )
@@ -16,12 +15,10 @@ type requestIDs struct {
 	n      *atomic.Uint64
 }
 
-func newRequestIDs() (requestIDs, error) {
+func newRequestIDs() requestIDs {
 	var b [12]byte
-	if _, err := rand.Read(b[:]); err != nil {
-		return requestIDs{}, fmt.Errorf("governor: request id prefix: %w", err)
-	}
-	return requestIDs{prefix: hex.EncodeToString(b[:]) + "-", n: new(atomic.Uint64)}, nil
+	_, _ = rand.Read(b[:]) // crypto/rand.Read never fails
+	return requestIDs{prefix: hex.EncodeToString(b[:]) + "-", n: new(atomic.Uint64)}
 }
 
 // next returns a request id never returned before by this client.

@@ -25,7 +25,8 @@ func (c *Client) sessionLoop(ctx context.Context, lastSent time.Time) {
 	failAfter := time.Duration(float64(c.ttl) * failShare)
 	tick := time.NewTicker(c.ttl / 3)
 	defer tick.Stop()
-	watchdog := time.NewTimer(time.Until(lastSent.Add(failAfter)))
+	giveUp := lastSent.Add(failAfter)
+	watchdog := time.NewTimer(time.Until(giveUp))
 	defer watchdog.Stop()
 	for {
 		select {
@@ -37,12 +38,12 @@ func (c *Client) sessionLoop(ctx context.Context, lastSent time.Time) {
 			return
 		case <-tick.C:
 			sent := time.Now()
-			err := c.heartbeat(ctx, lastSent.Add(failAfter))
+			err := c.heartbeat(ctx, giveUp)
 			switch {
 			case err == nil:
-				lastSent = sent
-				watchdog.Reset(time.Until(lastSent.Add(failAfter)))
-				c.checkUnwatched(ctx, lastSent.Add(failAfter))
+				giveUp = sent.Add(failAfter)
+				watchdog.Reset(time.Until(giveUp))
+				c.checkUnwatched(ctx, giveUp)
 			case errors.Is(err, ErrSessionLost):
 				c.lose(err)
 				return
@@ -92,6 +93,12 @@ func jitter(attempt int, base, most time.Duration) time.Duration {
 		return 0
 	}
 	return rand.N(ceil + 1)
+}
+
+// pause sleeps the backoff before repeating a call governord did not
+// answer, or the watch stream, after attempt failures in a row.
+func pause(ctx context.Context, attempt int) error {
+	return sleep(ctx, jitter(attempt, 20*time.Millisecond, time.Second))
 }
 
 // sleep waits d or until ctx ends, and says which with ctx's cause.

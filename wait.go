@@ -92,7 +92,7 @@ func (t *Task) book(ctx context.Context, resource string, n int64, until time.Ti
 			return balance(res.Msg), nil
 		}
 		err = t.failed(ctx, "wait for "+resource, err)
-		if !errors.Is(err, ErrUnavailable) || time.Now().After(until) || sleep(ctx, jitter(attempt, 20*time.Millisecond, time.Second)) != nil {
+		if !errors.Is(err, ErrUnavailable) || time.Now().After(until) || pause(ctx, attempt) != nil {
 			return Balance{}, err
 		}
 	}

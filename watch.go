@@ -3,7 +3,6 @@ package governor
 import (
 	"context"
 	"errors"
-	"time"
 
 	"connectrpc.com/connect"
 
@@ -17,11 +16,7 @@ import (
 // runs from Dial until the client ends.
 func (c *Client) watchLoop(ctx context.Context) {
 	defer c.loops.Done()
-	for attempt, first := 0, true; ; attempt++ {
-		if !first {
-			c.markUnwatched()
-		}
-		first = false
+	for attempt := 0; ; attempt++ {
 		heard, err := c.watchOnce(ctx)
 		if ctx.Err() != nil {
 			return
@@ -33,9 +28,10 @@ func (c *Client) watchLoop(ctx context.Context) {
 		if heard {
 			attempt = 0
 		}
-		if sleep(ctx, jitter(attempt, 20*time.Millisecond, time.Second)) != nil {
+		if pause(ctx, attempt) != nil {
 			return
 		}
+		c.markUnwatched()
 	}
 }
 
