@@ -1,7 +1,5 @@
 package engine
 
-import "time"
-
 // KeyedLimit names a rate limit kept in the tree: under Parent a node named
 // Group, beneath it a node named Key, and on that node a rate cap on
 // Resource. Gubernator's (name, unique_key) pairs are kept this way.
@@ -54,7 +52,7 @@ func (e *Engine) ConsumeKeyed(c *Call, k KeyedLimit, n int64, o ConsumeOptions) 
 	if n == 0 {
 		return e.peekLocked(key, k.Resource, now)
 	}
-	return e.chargeKeyedLocked(s, key, k.Resource, n, now, o)
+	return e.admitLocked(s, c, 0, key, k.Resource, n, now, o)
 }
 
 func validKeyed(c *Call, k *KeyedLimit, n int64, o ConsumeOptions) error {
@@ -92,24 +90,6 @@ func (e *Engine) keyNodeLocked(s *session, p *node, name string, k *KeyedLimit, 
 	ev := e.stampedLocked(s, &Event{Kind: KindNodeCreated, Target: e.next, Node: p.id, Spec: spec})
 	e.emitLocked(ev, now)
 	return e.nodes[ev.Target], nil
-}
-
-// chargeKeyedLocked is ConsumeWith's charge, without a request id.
-func (e *Engine) chargeKeyedLocked(s *session, nd *node, resource string, n, now int64, o ConsumeOptions) (ConsumeResult, error) {
-	v := e.judgeLocked(nd, resource, n, now)
-	var slot int64
-	if v.first != nil {
-		if !e.bookable(&v, o.MaxWait) {
-			return ConsumeResult{}, e.refuseLocked(s, nd, &v, resource, n, now, o)
-		}
-		slot = now + v.wait
-	}
-	e.emitLocked(e.stampedLocked(s, &Event{Kind: KindConsumed, Node: nd.id, Name: resource, Amount: n, Until: slot}), now)
-	res := ConsumeResult{Tightest: v.tight}
-	if slot != 0 {
-		res.Status, res.RetryAfter = Scheduled, time.Duration(v.wait)
-	}
-	return res, nil
 }
 
 // stampedLocked records the caller's session on ev and returns it.

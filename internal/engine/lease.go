@@ -313,9 +313,6 @@ func (e *Engine) endLeaseLocked(l *lease, outcome Outcome, now int64) {
 	delete(e.leases, l.id)
 	l.node.leases.remove(l, byNode)
 	l.session.leases.remove(l, bySession)
-	if l.cs == nil { // restored from a snapshot: its chain is linked now
-		l.cs = l.node.classChain(l.class)
-	}
 	for cs := l.cs; cs != nil; cs = cs.up {
 		cs.held--
 		e.slotFreedLocked(cs)

@@ -31,6 +31,9 @@ func Restore(opts Options, st *Snapshot) (*Engine, error) {
 	if err := e.checkCounts(); err != nil {
 		return nil, err
 	}
+	for _, l := range e.leases {
+		l.cs = l.node.classChain(l.class)
+	}
 	return e, nil
 }
 

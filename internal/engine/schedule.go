@@ -131,18 +131,32 @@ func (e *Engine) ConsumeWith(c *Call, id ID, resource string, n int64, o Consume
 	if n == 0 {
 		return e.peekLocked(nd, resource, now)
 	}
-	h := newHash(KindConsumed).num(int64(id)).str(resource).num(n)
-	if o != (ConsumeOptions{}) {
-		h = h.byte(1).num(int64(o.MaxWait)).num(boolNum(o.Drain))
-	}
+	var h uint64
 	if c.Request != "" {
-		if slot, ok, err := e.recallLocked(s, c, uint64(h)); err != nil || ok {
+		h = consumeHash(id, resource, n, o)
+		if slot, ok, err := e.recallLocked(s, c, h); err != nil || ok {
 			return e.recalledConsume(nd, resource, int64(slot), now, err)
 		}
 	}
 	if err := e.activeLocked(nd, now); err != nil {
 		return ConsumeResult{}, err
 	}
+	return e.admitLocked(s, c, h, nd, resource, n, now, o)
+}
+
+// consumeHash fingerprints a consume's arguments for its request id.
+func consumeHash(id ID, resource string, n int64, o ConsumeOptions) uint64 {
+	h := newHash(KindConsumed).num(int64(id)).str(resource).num(n)
+	if o != (ConsumeOptions{}) {
+		h = h.byte(1).num(int64(o.MaxWait)).num(boolNum(o.Drain))
+	}
+	return uint64(h)
+}
+
+// admitLocked charges n of resource to the active node nd's chain if its
+// caps admit it now or at a bookable slot, stamped with the caller's
+// session, request and argument hash h; otherwise it refuses.
+func (e *Engine) admitLocked(s *session, c *Call, h uint64, nd *node, resource string, n, now int64, o ConsumeOptions) (ConsumeResult, error) {
 	v := e.judgeLocked(nd, resource, n, now)
 	var slot int64
 	if v.first != nil {
@@ -152,7 +166,7 @@ func (e *Engine) ConsumeWith(c *Call, id ID, resource string, n int64, o Consume
 		slot = now + v.wait
 	}
 	ev := &Event{Kind: KindConsumed, Node: nd.id, Name: resource, Amount: n, Until: slot}
-	e.stampLocked(ev, s, c, uint64(h))
+	e.stampLocked(ev, s, c, h)
 	e.emitLocked(ev, now)
 	res := ConsumeResult{Tightest: v.tight}
 	if slot != 0 {
