@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"log/slog"
 	"sync"
-	"time"
 
 	"governor.dev/governor/internal/engine"
 	"governor.dev/governor/internal/eventlog"
@@ -25,11 +24,13 @@ type Options struct {
 	// SnapshotEvery is how many events accumulate before a snapshot; zero
 	// means 100,000.
 	SnapshotEvery uint64
-	// Writer tunes group commit.
+	// Writer tunes group commit. Its Done is the store's own and is
+	// overwritten.
 	Writer eventlog.WriterOptions
 	// Committed, if set, receives every event once it is on record, in
 	// order, on the writer goroutine after each commit. It must not block:
-	// watchers, metrics and controllers see only what is durable.
+	// watchers, metrics and controllers see only what is durable. It must
+	// not keep evs or the events past its return: the engine reuses them.
 	Committed func(evs []*engine.Event)
 	// Logger receives start-up and snapshot messages; nil means slog.Default().
 	Logger *slog.Logger
@@ -44,6 +45,9 @@ type Store struct {
 	writer  *eventlog.Writer
 	sink    *sink
 	log     *slog.Logger
+
+	committed func(evs []*engine.Event) // Options.Committed
+	batch     []*engine.Event           // the writer goroutine's buffer for done
 
 	snapDone chan struct{}   // closed when the snapshot goroutine has returned
 	stop     chan struct{}   // closed by Close
@@ -69,13 +73,9 @@ type sink struct {
 	n       uint64
 	every   uint64
 	trigger chan struct{}
-	pub     *publisher // nil without Options.Committed
 }
 
 func (s *sink) Emit(ev *engine.Event) {
-	if s.pub != nil {
-		s.pub.add(ev) // before the writer can commit it and flush
-	}
 	s.w.Add(ev)
 	if s.n++; s.n >= s.every {
 		s.n = 0
@@ -102,18 +102,9 @@ func Open(ctx context.Context, opts Options) (*Store, error) {
 	if err != nil {
 		return nil, fmt.Errorf("open event log: %w", err)
 	}
-	s := &Store{backend: b, log: opts.Logger, stop: make(chan struct{}), snapDone: make(chan struct{}), now: make(chan chan error)}
+	s := &Store{backend: b, log: opts.Logger, stop: make(chan struct{}), snapDone: make(chan struct{}), now: make(chan chan error), committed: opts.Committed}
 	s.sink = &sink{every: opts.SnapshotEvery, trigger: make(chan struct{}, 1)}
-	if opts.Committed != nil {
-		s.sink.pub = &publisher{deliver: opts.Committed}
-		onCommit := opts.Writer.OnCommit
-		opts.Writer.OnCommit = func(n int, d time.Duration) {
-			s.sink.pub.flush(s.writer.Durable())
-			if onCommit != nil {
-				onCommit(n, d)
-			}
-		}
-	}
+	opts.Writer.Done = s.done
 	img, err := s.load(ctx, opts)
 	if err != nil {
 		_ = b.Close()
@@ -139,6 +130,22 @@ func (s *Store) configure(ctx context.Context, set engine.Settings) error {
 		return fmt.Errorf("record settings: %w", err)
 	}
 	return s.Wait(ctx, c.Seq)
+}
+
+// done runs on the writer goroutine with each batch once it is on record:
+// it hands the batch to Options.Committed, then gives its events back to the
+// engine for reuse.
+func (s *Store) done(entries []eventlog.Entry) {
+	evs := s.batch[:0]
+	for _, en := range entries {
+		evs = append(evs, en.(*engine.Event))
+	}
+	if s.committed != nil {
+		s.committed(evs)
+	}
+	s.Engine.Recycle(evs)
+	clear(evs)
+	s.batch = evs[:0]
 }
 
 // Room waits while the writer's backlog is full. Call it before an engine

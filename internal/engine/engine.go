@@ -10,6 +10,9 @@ type Engine struct {
 	clock Clock
 	sink  Sink
 
+	freeMu sync.Mutex // guards free, so Recycle never waits on mu
+	free   []*Event   // events given back by Recycle, zeroed, for reuse
+
 	mu         sync.Mutex // guards every field below
 	seq        uint64     // sequence number of the last event
 	last       int64      // time of the last event; the engine's time never goes back
@@ -29,7 +32,7 @@ type Engine struct {
 	timers timers // heaps of the times at which something may expire
 
 	dispatch []string // classes whose queue may now grant, set by apply
-	events   []Event  // the unused rest of the block that emitted events are copied into
+	spare    []*Event // zeroed events that emitted events are copied into
 
 	freeLeases []*lease // ended leases kept for reuse
 	dirty      dirtySet // entities changed since the last snapshot capture
@@ -103,15 +106,16 @@ func (e *Engine) nowLocked() int64 {
 // and hands it to the sink. Live events cannot fail to apply: the operation
 // checked everything first, so a failure is a bug.
 //
-// The sink keeps what it is given, so it gets an event in a block of events
-// allocated eventBlock at a time: ev itself if it came from nextEventLocked,
-// otherwise a copy, and ev stays the caller's (it can live on its stack). A
-// block is freed once the sink has let go of all of its events.
+// The sink keeps what it is given until it gives it back with Recycle, so it
+// gets an event from the spare ones: ev itself if it came from
+// nextEventLocked, otherwise a copy, and ev stays the caller's (it can live
+// on its stack). Once the sink has it, the sink may give it back at any time,
+// even before the engine lock is let go: nothing reads it after the sink.
 func (e *Engine) emitLocked(ev *Event, now int64) {
 	ev.Seq = e.seq + 1
 	ev.Time = now
 	kept := e.nextEventLocked()
-	e.events = e.events[1:]
+	e.spare = e.spare[:len(e.spare)-1]
 	if kept != ev {
 		*kept = *ev
 	}
@@ -125,15 +129,45 @@ func (e *Engine) emitLocked(ev *Event, now int64) {
 // the sink. A hot path fills it in place and emits it at once, with nothing
 // emitted in between, and so saves a copy.
 func (e *Engine) nextEventLocked() *Event {
-	if len(e.events) == 0 {
-		e.events = make([]Event, eventBlock)
+	if len(e.spare) == 0 {
+		e.freeMu.Lock()
+		e.spare, e.free = e.free, e.spare
+		e.freeMu.Unlock()
 	}
-	return &e.events[0]
+	if len(e.spare) == 0 {
+		block := make([]Event, eventBlock)
+		for i := range block {
+			e.spare = append(e.spare, &block[i])
+		}
+	}
+	return e.spare[len(e.spare)-1]
 }
 
-// eventBlock is how many events one allocation holds: 17 events of 240
-// bytes fill the allocator's 4,096-byte size class, two to a span.
+// eventBlock is how many events one allocation holds when none are spare:
+// 17 events of 240 bytes fill the allocator's 4,096-byte size class, two to
+// a span.
 const eventBlock = 17
+
+// maxFree bounds how many given-back events wait for reuse, so a burst of
+// events does not keep its memory for ever.
+const maxFree = 8192
+
+// Recycle gives the engine back events its sink was handed and is done with:
+// the sink and everyone it passed them to must never read them again, and
+// each event may be given back only once. The engine reuses them for later
+// events, which saves an allocation and its garbage per event. A sink that
+// never calls Recycle keeps its events for as long as it likes.
+func (e *Engine) Recycle(evs []*Event) {
+	for _, ev := range evs {
+		*ev = Event{}
+	}
+	e.freeMu.Lock()
+	if room := maxFree - len(e.free); room < len(evs) {
+		evs = evs[:max(room, 0)]
+	}
+	e.free = append(e.free, evs...)
+	e.freeMu.Unlock()
+}
 
 // finishLocked ends a live operation: it lets every queue that may now grant
 // do so, and tells the caller how far the record must reach.

@@ -137,8 +137,9 @@ func (e *Engine) Acquire(c *Call, id ID, class string, maxHold time.Duration) (L
 
 // grantLocked emits the grant of a lease and returns its id.
 func (e *Engine) grantLocked(s *session, n *node, class string, maxHold int64, req string, h uint64, now int64) ID {
+	id := e.next
 	ev := e.nextEventLocked()
-	ev.Kind, ev.Target, ev.Node, ev.Name, ev.Session = KindLeaseGranted, e.next, n.id, class, s.id
+	ev.Kind, ev.Target, ev.Node, ev.Name, ev.Session = KindLeaseGranted, id, n.id, class, s.id
 	if maxHold > 0 {
 		ev.Until = now + maxHold
 	}
@@ -146,7 +147,7 @@ func (e *Engine) grantLocked(s *session, n *node, class string, maxHold int64, r
 		ev.Request, ev.ArgHash = req, h
 	}
 	e.emitLocked(ev, now)
-	return ev.Target
+	return id
 }
 
 func (e *Engine) leaseInfoLocked(id ID) (LeaseInfo, *Waiter, error) {

@@ -27,7 +27,7 @@ func BenchmarkConsumeRate(b *testing.B) {
 	for _, tc := range cases {
 		b.Run(tc.name, func(b *testing.B) {
 			f := newFixture(b)
-			f.e.sink = &counter{}
+			commitEvents(b, f)
 			id := RootID
 			for _, name := range []string{"tenant", "task", "sub"} {
 				id = f.sysCreate(id, Spec{Name: name, Quotas: tc.quotas, Rates: tc.rates})

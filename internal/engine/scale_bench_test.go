@@ -16,11 +16,6 @@ import (
 // 1,000 and 10,000 sessions; 100, 1,000 and 10,000 queued waiters.
 var scales = []int{1, 10, 100}
 
-// tally is a sink that only counts.
-type tally struct{ n int }
-
-func (t *tally) Emit(*Event) { t.n++ }
-
 // scaleWorld is a process of 10·k tenants, each with 99 tasks and 10
 // sessions. In each tenant the task t0 has a db limit of 1, held, and 10
 // acquires of db wait on it. Beside it is the tenant "bench", where the
@@ -33,7 +28,7 @@ type scaleWorld struct {
 
 func newScaleWorld(b *testing.B, k int) *scaleWorld {
 	f := newFixture(b)
-	f.e.sink = &tally{}
+	commitEvents(b, f)
 	big := int64(math.MaxInt64 / 4)
 	for i := range 10 * k {
 		ten := f.tenant(Spec{Name: fmt.Sprint("tenant", i)})
@@ -184,7 +179,7 @@ func BenchmarkScaleAbandon(b *testing.B) {
 	b.Run("sole", func(b *testing.B) {
 		eachScale(b, func(b *testing.B, k int) {
 			f := newFixture(b)
-			f.e.sink = &tally{}
+			commitEvents(b, f)
 			type waiting struct {
 				s, node ID
 				q       *Waiter

@@ -49,7 +49,8 @@ type Clock interface {
 // Sink receives every event, in sequence order, with the engine lock held. It
 // must not block, do I/O or call back into the engine; it may only keep the
 // event (for example on a pending list) for a writer that runs elsewhere. An
-// event handed to the sink is never modified again.
+// event handed to the sink is never modified again until the sink gives it
+// back with Engine.Recycle.
 type Sink interface {
 	Emit(ev *Event)
 }

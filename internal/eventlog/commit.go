@@ -119,6 +119,9 @@ func (w *Writer) commit(entries []Entry, recs []Record) []Record {
 	if w.opts.OnCommit != nil {
 		w.opts.OnCommit(len(recs), time.Since(began))
 	}
+	if w.opts.Done != nil {
+		w.opts.Done(entries)
+	}
 	return recs
 }
 

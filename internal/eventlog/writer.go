@@ -32,6 +32,11 @@ type WriterOptions struct {
 	// successful commit with its number of events and how long encoding and
 	// committing took. It must not block.
 	OnCommit func(events int, d time.Duration)
+	// Done, if set, is called on the writer goroutine after each successful
+	// commit and its OnCommit, with the batch's entries in sequence order.
+	// Once it returns, the writer keeps none of them, so it may hand them on
+	// for reuse. It must not block, nor keep entries.
+	Done func(entries []Entry)
 	// Logger receives the one error a failed commit logs. Nil means
 	// slog.Default().
 	Logger *slog.Logger
