@@ -30,16 +30,31 @@ func (c *fakeClock) Advance(d time.Duration) {
 	c.now = c.now.Add(d)
 }
 
-// recorder keeps every event the engine emits.
+// recorder keeps every event the engine emits. With recycle set it keeps a
+// copy of each instead and gives the events themselves back to recycle
+// every so many, as the record's writer does after a commit.
 type recorder struct {
-	events []*Event
-	audit  func(ev *Event)
+	events  []*Event
+	audit   func(ev *Event)
+	recycle *Engine
+	every   int
+	batch   []*Event
 }
 
 func (r *recorder) Emit(ev *Event) {
-	r.events = append(r.events, ev)
+	kept := ev
+	if r.recycle != nil {
+		cp := *ev
+		kept = &cp
+		r.batch = append(r.batch, ev)
+	}
+	r.events = append(r.events, kept)
 	if r.audit != nil {
-		r.audit(ev)
+		r.audit(kept)
+	}
+	if r.recycle != nil && len(r.batch) >= r.every {
+		r.recycle.Recycle(r.batch)
+		r.batch = r.batch[:0]
 	}
 }
 

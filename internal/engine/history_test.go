@@ -33,6 +33,8 @@ func historySize() (histories, steps int) {
 // (events only, mid-run snapshot plus later events, final snapshot) and
 // compares the result with the live engine field by field. Between them the
 // histories must forget idle keys, so that replay is seen to forget them too.
+// Each history gives its events back for reuse every 1 to 64 events, as the
+// record's writer does after each commit.
 func TestRandomHistories(t *testing.T) {
 	histories, steps := historySize()
 	var forgotten atomic.Int64
@@ -95,8 +97,9 @@ type requestUse struct {
 
 func newHistory(t *testing.T, seed uint64) *history {
 	h := &history{t: t, rng: rand.New(rand.NewPCG(seed, seed^0x9e3779b97f4a7c15)), clock: newFakeClock(), scopes: make(map[ID]ID)}
-	h.rec = &recorder{}
+	h.rec = &recorder{every: 1 + h.rng.IntN(64)}
 	h.e = New(Options{Clock: h.clock, Sink: h.rec})
+	h.rec.recycle = h.e
 	h.base = h.e.Dump()
 	h.aud = newAuditor(h.e)
 	h.rec.audit = h.aud.check
