@@ -107,14 +107,14 @@ func (e *Engine) nowLocked() int64 {
 // checked everything first, so a failure is a bug.
 //
 // The sink keeps what it is given until it gives it back with Recycle, so it
-// gets an event from the spare ones: ev itself if it came from
-// nextEventLocked, otherwise a copy, and ev stays the caller's (it can live
-// on its stack). Once the sink has it, the sink may give it back at any time,
-// even before the engine lock is let go: nothing reads it after the sink.
+// gets a spare event: ev itself if it came from nextEventLocked, otherwise a
+// copy, and ev stays the caller's (it can live on its stack). Once the sink
+// has it, the sink may give it back at any time, even before the engine lock
+// is let go: nothing reads it after the sink.
 func (e *Engine) emitLocked(ev *Event, now int64) {
 	ev.Seq = e.seq + 1
 	ev.Time = now
-	kept := e.nextEventLocked()
+	kept := e.spareLocked()
 	e.spare = e.spare[:len(e.spare)-1]
 	if kept != ev {
 		*kept = *ev
@@ -129,6 +129,16 @@ func (e *Engine) emitLocked(ev *Event, now int64) {
 // the sink. A hot path fills it in place and emits it at once, with nothing
 // emitted in between, and so saves a copy.
 func (e *Engine) nextEventLocked() *Event {
+	ev := e.spareLocked()
+	*ev = Event{}
+	return ev
+}
+
+// spareLocked returns the spare event the next emitLocked takes. It may still
+// hold an event given back: a copy overwrites all of it, and nextEventLocked
+// clears it. Clearing it here, on the engine's processor, rather than in
+// Recycle on the writer's, saves moving its memory between processors twice.
+func (e *Engine) spareLocked() *Event {
 	if len(e.spare) == 0 {
 		e.freeMu.Lock()
 		e.spare, e.free = e.free, e.spare
@@ -154,13 +164,10 @@ const maxFree = 8192
 
 // Recycle gives the engine back events its sink was handed and is done with:
 // the sink and everyone it passed them to must never read them again, and
-// each event may be given back only once. The engine reuses them for later
-// events, which saves an allocation and its garbage per event. A sink that
+// each event may be given back only once. The engine makes later events in
+// them, which saves an allocation and its garbage per event. A sink that
 // never calls Recycle keeps its events for as long as it likes.
 func (e *Engine) Recycle(evs []*Event) {
-	for _, ev := range evs {
-		*ev = Event{}
-	}
 	e.freeMu.Lock()
 	if room := maxFree - len(e.free); room < len(evs) {
 		evs = evs[:max(room, 0)]
