@@ -53,28 +53,20 @@ func (e *Engine) setCapWith(c *Call, kind Kind, id ID, key string, value *int64,
 		return err
 	}
 	h := uint64(newHash(kind).num(int64(id)).str(key).opt(value))
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	now := e.nowLocked()
-	defer e.finishLocked(c, now)
-	n, s, err := e.editTargetLocked(c, id, h, now, false)
-	if err != nil || n == nil {
-		return err
-	}
-	ev := &Event{Kind: kind, Node: n.id, Name: key}
-	if adj != nil {
-		if !n.limitIs(key, adj.from) {
-			return ErrLimitChanged
+	return e.edit(c, id, h, false, func(n *node) (*Event, error) {
+		ev := &Event{Kind: kind, Node: n.id, Name: key}
+		if adj != nil {
+			if !n.limitIs(key, adj.from) {
+				return nil, ErrLimitChanged
+			}
+			ev.Adapt = &adj.why
 		}
-		ev.Adapt = &adj.why
-	}
-	if value != nil {
-		v := *value
-		ev.Value = &v
-	}
-	e.stampLocked(ev, s, c, h)
-	e.emitLocked(ev, now)
-	return nil
+		if value != nil {
+			v := *value
+			ev.Value = &v
+		}
+		return ev, nil
+	})
 }
 
 // limitIs reports whether the node's limit on class is want (nil: none).
@@ -97,16 +89,30 @@ func (e *Engine) SetDefaults(c *Call, id ID, d Defaults) error {
 		return err
 	}
 	h := uint64(newHash(KindDefaultsSet).num(int64(id)).defaults(&d))
+	return e.edit(c, id, h, true, func(n *node) (*Event, error) {
+		d = cloneDefaults(d)
+		return &Event{Kind: KindDefaultsSet, Node: n.id, Defaults: &d}, nil
+	})
+}
+
+// edit makes one edit of node id, whose arguments hash to h: it checks the
+// caller may edit the node (its own scope node only with ownScope), asks
+// change for the event that records the edit, and emits it stamped with the
+// caller's request. change may refuse with an error, and then nothing
+// changes. A request id seen before answers as the first call did.
+func (e *Engine) edit(c *Call, id ID, h uint64, ownScope bool, change func(n *node) (*Event, error)) error {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	now := e.nowLocked()
 	defer e.finishLocked(c, now)
-	n, s, err := e.editTargetLocked(c, id, h, now, true)
+	n, s, err := e.editTargetLocked(c, id, h, now, ownScope)
 	if err != nil || n == nil {
 		return err
 	}
-	d = cloneDefaults(d)
-	ev := &Event{Kind: KindDefaultsSet, Node: n.id, Defaults: &d}
+	ev, err := change(n)
+	if err != nil {
+		return err
+	}
 	e.stampLocked(ev, s, c, h)
 	e.emitLocked(ev, now)
 	return nil

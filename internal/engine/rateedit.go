@@ -19,22 +19,14 @@ func (e *Engine) SetRate(c *Call, id ID, resource string, rate *Rate) error {
 		return err
 	}
 	h := uint64(newHash(KindRateSet).num(int64(id)).str(resource).rate(rate))
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	now := e.nowLocked()
-	defer e.finishLocked(c, now)
-	n, s, err := e.editTargetLocked(c, id, h, now, false)
-	if err != nil || n == nil {
-		return err
-	}
-	ev := &Event{Kind: KindRateSet, Node: n.id, Name: resource}
-	if rate != nil {
-		r := *rate
-		ev.Rate = &r
-	}
-	e.stampLocked(ev, s, c, h)
-	e.emitLocked(ev, now)
-	return nil
+	return e.edit(c, id, h, false, func(n *node) (*Event, error) {
+		ev := &Event{Kind: KindRateSet, Node: n.id, Name: resource}
+		if rate != nil {
+			r := *rate
+			ev.Rate = &r
+		}
+		return ev, nil
+	})
 }
 
 // ResetRate makes the rate cap of resource on node id full again and
@@ -48,21 +40,12 @@ func (e *Engine) ResetRate(c *Call, id ID, resource string) error {
 		return err
 	}
 	h := uint64(newHash(KindRateReset).num(int64(id)).str(resource))
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	now := e.nowLocked()
-	defer e.finishLocked(c, now)
-	n, s, err := e.editTargetLocked(c, id, h, now, false)
-	if err != nil || n == nil {
-		return err
-	}
-	if rs := n.res[resource]; rs == nil || rs.rate == nil {
-		return invalid("resource", "node %q has no rate cap on %q to reset; set one first", n.name, resource)
-	}
-	ev := &Event{Kind: KindRateReset, Node: n.id, Name: resource}
-	e.stampLocked(ev, s, c, h)
-	e.emitLocked(ev, now)
-	return nil
+	return e.edit(c, id, h, false, func(n *node) (*Event, error) {
+		if rs := n.res[resource]; rs == nil || rs.rate == nil {
+			return nil, invalid("resource", "node %q has no rate cap on %q to reset; set one first", n.name, resource)
+		}
+		return &Event{Kind: KindRateReset, Node: n.id, Name: resource}, nil
+	})
 }
 
 func (e *Engine) applyRateSet(ev *Event) error {
