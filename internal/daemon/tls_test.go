@@ -13,12 +13,13 @@ import (
 	"time"
 
 	"governor.dev/governor/internal/config"
+	"governor.dev/governor/internal/testcert"
 )
 
 // startTLS starts a daemon serving cert on loopback, in memory.
-func startTLS(t *testing.T, cert testCert) (*Daemon, string, string) {
+func startTLS(t *testing.T, cert testcert.Cert) (*Daemon, string, string) {
 	t.Helper()
-	certFile, keyFile := writePair(t, t.TempDir(), cert)
+	certFile, keyFile := cert.Write(t, t.TempDir())
 	cfg := testConfig("")
 	cfg.TLS = config.TLS{CertFile: certFile, KeyFile: keyFile}
 	d := startDaemon(t, cfg, Options{})
@@ -37,7 +38,7 @@ func tlsClient(pool *x509.CertPool) *http.Client {
 }
 
 func TestTLSRefusesAPlaintextClientBeforeItSendsItsKey(t *testing.T) {
-	cert := newTestCert(t, 1)
+	cert := testcert.New(t, 1)
 	d, _, _ := startTLS(t, cert)
 	addr := d.Addr().String()
 	tenant := d.tenants["team-a"]
@@ -82,7 +83,7 @@ func TestTLSRefusesAPlaintextClientBeforeItSendsItsKey(t *testing.T) {
 		t.Fatalf("plain-text consumes charged %d", used())
 	}
 	// The same key over TLS works.
-	api := jsonAPI{base: d.URL(), client: tlsClient(cert.pool())}
+	api := jsonAPI{base: d.URL(), client: tlsClient(cert.Pool())}
 	must(t, api.consume(ctx, testTeamKey, 0, "http", 1))
 	if used() != 1 {
 		t.Fatalf("a consume over TLS charged %d, want 1", used())
@@ -90,13 +91,13 @@ func TestTLSRefusesAPlaintextClientBeforeItSendsItsKey(t *testing.T) {
 }
 
 func TestTLSIsVersion13Only(t *testing.T) {
-	cert := newTestCert(t, 1)
+	cert := testcert.New(t, 1)
 	d, _, _ := startTLS(t, cert)
 	for _, tc := range []struct {
 		version uint16
 		ok      bool
 	}{{tls.VersionTLS12, false}, {tls.VersionTLS13, true}} {
-		conn, err := tls.Dial("tcp", d.Addr().String(), &tls.Config{RootCAs: cert.pool(), MaxVersion: tc.version})
+		conn, err := tls.Dial("tcp", d.Addr().String(), &tls.Config{RootCAs: cert.Pool(), MaxVersion: tc.version})
 		if (err == nil) != tc.ok {
 			t.Fatalf("handshake with at most %s: %v", tls.VersionName(tc.version), err)
 		}
@@ -107,10 +108,10 @@ func TestTLSIsVersion13Only(t *testing.T) {
 }
 
 func TestTLSCertificateIsReloadedWithoutRestart(t *testing.T) {
-	a, b := newTestCert(t, 1), newTestCert(t, 2)
+	a, b := testcert.New(t, 1), testcert.New(t, 2)
 	d, certFile, keyFile := startTLS(t, a)
-	pool := a.pool()
-	pool.AddCert(b.x509Cert)
+	pool := a.Pool()
+	pool.AddCert(b.X509)
 	served := func() int64 {
 		conn, err := tls.Dial("tcp", d.Addr().String(), &tls.Config{RootCAs: pool})
 		must(t, err)
@@ -120,12 +121,12 @@ func TestTLSCertificateIsReloadedWithoutRestart(t *testing.T) {
 	if got := served(); got != 1 {
 		t.Fatalf("served certificate %d, want 1", got)
 	}
-	replaceFile(t, certFile, b.certPEM)
-	replaceFile(t, keyFile, b.keyPEM)
+	testcert.Replace(t, certFile, b.CertPEM)
+	testcert.Replace(t, keyFile, b.KeyPEM)
 	if got := served(); got != 2 {
 		t.Fatalf("after the files were replaced, served certificate %d, want 2", got)
 	}
 	ctx := context.Background()
-	api := jsonAPI{base: d.URL(), client: tlsClient(b.pool())}
+	api := jsonAPI{base: d.URL(), client: tlsClient(b.Pool())}
 	must(t, api.consume(ctx, testTeamKey, 0, "http", 1))
 }
