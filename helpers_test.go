@@ -17,6 +17,7 @@ import (
 	"governor.dev/governor/internal/daemon"
 	governorv1 "governor.dev/governor/internal/gen/governor/v1"
 	"governor.dev/governor/internal/gen/governor/v1/governorv1connect"
+	"governor.dev/governor/internal/testbin"
 )
 
 const (
@@ -185,3 +186,5 @@ func exampleGovernord() (addr string, stop func()) {
 		_ = os.RemoveAll(dir)
 	}
 }
+
+func TestMain(m *testing.M) { os.Exit(testbin.Main(m)) }

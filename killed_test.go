@@ -13,20 +13,16 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"governor.dev/governor/internal/testbin"
 )
 
-// runGovernord builds cmd/governord and runs it as a process of its own
+// runGovernord runs cmd/governord as a process of its own
 // with a configuration in dir; it returns the API's address and the
 // running command, killed when t ends.
 func runGovernord(t *testing.T, dir string) (string, *exec.Cmd) {
 	t.Helper()
-	if testing.Short() {
-		t.Skip("builds and runs the real governord")
-	}
-	bin := filepath.Join(dir, "governord")
-	if out, err := exec.Command("go", "build", "-o", bin, "governor.dev/governor/cmd/governord").CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
-	}
+	bin := testbin.Build(t, "governor.dev/governor/cmd/governord")
 	cfgPath := filepath.Join(dir, "governor.yaml")
 	yaml := fmt.Sprintf(`listen: 127.0.0.1:0
 metrics_listen: "off"

@@ -11,7 +11,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -22,6 +21,7 @@ import (
 	"governor.dev/governor/internal/daemon"
 	governorv1 "governor.dev/governor/internal/gen/governor/v1"
 	"governor.dev/governor/internal/gen/governor/v1/governorv1connect"
+	"governor.dev/governor/internal/testbin"
 )
 
 // Keys of the test configuration.
@@ -31,39 +31,12 @@ const (
 	teamBKey = "team-b-key-0123456789" // no defaults: the hook's flags decide
 )
 
-var (
-	binDir    string
-	buildOnce sync.Once
-	binPath   string
-	buildErr  error
-)
-
-func TestMain(m *testing.M) {
-	dir, err := os.MkdirTemp("", "governor-cli-test-")
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		os.Exit(1)
-	}
-	binDir = dir
-	code := m.Run()
-	os.RemoveAll(dir)
-	os.Exit(code)
-}
+func TestMain(m *testing.M) { os.Exit(testbin.Main(m)) }
 
 // governorBinary builds cmd/governor once per test binary.
 func governorBinary(t testing.TB) string {
 	t.Helper()
-	buildOnce.Do(func() {
-		binPath = filepath.Join(binDir, "governor")
-		out, err := exec.Command("go", "build", "-o", binPath, "governor.dev/governor/cmd/governor").CombinedOutput()
-		if err != nil {
-			buildErr = fmt.Errorf("go build: %w\n%s", err, out)
-		}
-	})
-	if buildErr != nil {
-		t.Fatal(buildErr)
-	}
-	return binPath
+	return testbin.Build(t, "governor.dev/governor/cmd/governor")
 }
 
 // testConfig has two tenants on a record at url ("" for memory).

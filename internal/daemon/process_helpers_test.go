@@ -15,45 +15,16 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"governor.dev/governor/internal/testbin"
 )
 
-// The real governord is built once per test binary, into binDir.
-var (
-	binDir    string
-	buildOnce sync.Once
-	binPath   string
-	buildErr  error
-)
+func TestMain(m *testing.M) { os.Exit(testbin.Main(m)) }
 
-func TestMain(m *testing.M) {
-	dir, err := os.MkdirTemp("", "governord-test-")
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		os.Exit(1)
-	}
-	binDir = dir
-	code := m.Run()
-	os.RemoveAll(dir)
-	os.Exit(code)
-}
-
-// governordBinary builds cmd/governord with go build, once.
+// governordBinary builds cmd/governord once per test binary.
 func governordBinary(t *testing.T) string {
 	t.Helper()
-	if testing.Short() {
-		t.Skip("builds and runs the real governord")
-	}
-	buildOnce.Do(func() {
-		binPath = filepath.Join(binDir, "governord")
-		out, err := exec.Command("go", "build", "-o", binPath, "governor.dev/governor/cmd/governord").CombinedOutput()
-		if err != nil {
-			buildErr = fmt.Errorf("go build: %w\n%s", err, out)
-		}
-	})
-	if buildErr != nil {
-		t.Fatal(buildErr)
-	}
-	return binPath
+	return testbin.Build(t, "governor.dev/governor/cmd/governord")
 }
 
 // proc is a governord running as a process of its own.

@@ -1,0 +1,74 @@
+// Package testbin builds the project's commands for tests that run them as
+// processes of their own: each command once per test binary, into a
+// directory that Main removes when the tests end.
+package testbin
+
+import (
+	"fmt"
+	"os"
+	"os/exec"
+	"path"
+	"path/filepath"
+	"sync"
+	"testing"
+)
+
+var (
+	mu    sync.Mutex
+	dir   string                // made by the first Build
+	built = map[string]string{} // import path to binary
+	fails = map[string]error{}  // import path to why it did not build
+)
+
+// Build returns the path of the command at import path pkg, built with go
+// build the first time a test of this binary asks for it. A failed build
+// fails every test that asks. With -short the test is skipped instead: it
+// builds and runs a real process.
+func Build(t testing.TB, pkg string) string {
+	t.Helper()
+	if testing.Short() {
+		t.Skip("builds and runs " + path.Base(pkg) + " as a process")
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if bin, ok := built[pkg]; ok {
+		return bin
+	}
+	if err, ok := fails[pkg]; ok {
+		t.Fatal(err)
+	}
+	bin, err := build(pkg)
+	if err != nil {
+		fails[pkg] = err
+		t.Fatal(err)
+	}
+	built[pkg] = bin
+	return bin
+}
+
+func build(pkg string) (string, error) {
+	if dir == "" {
+		d, err := os.MkdirTemp("", "governor-testbin-")
+		if err != nil {
+			return "", err
+		}
+		dir = d
+	}
+	bin := filepath.Join(dir, path.Base(pkg))
+	if out, err := exec.Command("go", "build", "-o", bin, pkg).CombinedOutput(); err != nil {
+		return "", fmt.Errorf("go build %s: %w\n%s", pkg, err, out)
+	}
+	return bin, nil
+}
+
+// Main runs the tests and removes what Build made. Call it from TestMain:
+// os.Exit(testbin.Main(m)).
+func Main(m *testing.M) int {
+	code := m.Run()
+	mu.Lock()
+	defer mu.Unlock()
+	if dir != "" {
+		os.RemoveAll(dir)
+	}
+	return code
+}
