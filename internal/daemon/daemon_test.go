@@ -20,6 +20,7 @@ import (
 	"governor.dev/governor/internal/engine"
 	governorv1 "governor.dev/governor/internal/gen/governor/v1"
 	"governor.dev/governor/internal/gen/governor/v1/governorv1connect"
+	"governor.dev/governor/internal/testclock"
 )
 
 func TestPlaintextBeyondLoopbackIsRefused(t *testing.T) {
@@ -94,26 +95,8 @@ func TestCapChangedAtRunTimeSurvivesRestart(t *testing.T) {
 	}
 }
 
-// fakeClock is an engine clock the test moves.
-type fakeClock struct {
-	mu  sync.Mutex // guards now
-	now time.Time
-}
-
-func (c *fakeClock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.now
-}
-
-func (c *fakeClock) advance(d time.Duration) {
-	c.mu.Lock()
-	c.now = c.now.Add(d)
-	c.mu.Unlock()
-}
-
 func TestReaperEndsALapsedSessionWithoutACall(t *testing.T) {
-	clock := &fakeClock{now: time.Unix(1_800_000_000, 0)}
+	clock := testclock.New(time.Unix(1_800_000_000, 0))
 	cfg := testConfig("")
 	cfg.ReapInterval = 10 * time.Millisecond
 	d := startDaemon(t, cfg, Options{Clock: clock})
@@ -129,7 +112,7 @@ func TestReaperEndsALapsedSessionWithoutACall(t *testing.T) {
 	if held() != 1 {
 		t.Fatalf("held %d after the acquire, want 1", held())
 	}
-	clock.advance(3 * time.Second) // the session lapses; no call names it
+	clock.Advance(3 * time.Second) // the session lapses; no call names it
 	deadline := time.Now().Add(10 * time.Second)
 	for held() != 0 {
 		if time.Now().After(deadline) {

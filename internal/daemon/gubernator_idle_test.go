@@ -5,13 +5,14 @@ import (
 	"time"
 
 	"governor.dev/governor/internal/engine"
+	"governor.dev/governor/internal/testclock"
 )
 
 // TestGubernatorIdleKeysAreForgotten sets gubernator.idle_ttl and finds an
 // idle key and its name forgotten by the reaper, with the next request for
 // it answered as for a new key.
 func TestGubernatorIdleKeysAreForgotten(t *testing.T) {
-	clock := &fakeClock{now: guberStart}
+	clock := testclock.New(guberStart)
 	cfg := guberConfig("")
 	cfg.Gubernator.IdleTTL = time.Minute
 	d := startDaemon(t, cfg, Options{Clock: clock})
@@ -34,7 +35,7 @@ func TestGubernatorIdleKeysAreForgotten(t *testing.T) {
 	if n := children(); n != 1 {
 		t.Fatalf("the tenant has %d children, want the name node", n)
 	}
-	clock.advance(time.Minute + time.Second) // full after 1s, then idle for a minute
+	clock.Advance(time.Minute + time.Second) // full after 1s, then idle for a minute
 	for deadline := time.Now().Add(10 * time.Second); children() != 0; time.Sleep(20 * time.Millisecond) {
 		if time.Now().After(deadline) {
 			t.Fatal("the idle key and its name are still in the tree 10s after they became due")

@@ -18,6 +18,7 @@ import (
 	"governor.dev/governor/internal/config"
 	"governor.dev/governor/internal/engine"
 	pb "governor.dev/governor/internal/gen/gubernator/v1"
+	"governor.dev/governor/internal/testclock"
 )
 
 // scheduledBody is the documented example's 31 requests in one call, in
@@ -39,7 +40,7 @@ func scheduledBody(n int) string {
 // 6 s later the key is still in debt, so a plain request is refused and the
 // next scheduled one is booked behind the 20 slots, 120000 ms on.
 func TestGubernatorScheduledExampleWithCurl(t *testing.T) {
-	clock := &fakeClock{now: guberStart}
+	clock := testclock.New(guberStart)
 	cfg := guberConfig("sqlite:" + filepath.Join(t.TempDir(), "governor.db"))
 	d := startDaemon(t, cfg, Options{Clock: clock})
 	got := curl(t, "POST", d.URL()+"/v1/GetRateLimits", testTeamKey, scheduledBody(31)).responses(t)
@@ -66,7 +67,7 @@ func TestGubernatorScheduledExampleWithCurl(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	must(t, d.Stop(ctx))
-	clock.advance(6 * time.Second)
+	clock.Advance(6 * time.Second)
 	d = startDaemon(t, cfg, Options{Clock: clock})
 	plain := strings.ReplaceAll(scheduledBody(1), `,"maxWait":"120000"`, "")
 	if s, want := summary(curl(t, "POST", d.URL()+"/v1/GetRateLimits", testTeamKey, plain).responses(t)[0]),
@@ -84,7 +85,7 @@ func TestGubernatorScheduledExampleWithCurl(t *testing.T) {
 // a caller's clock that refills nothing, the window's end, and errors per
 // request beside a good request.
 func TestGubernatorTokenBucketWithCurl(t *testing.T) {
-	clock := &fakeClock{now: guberStart}
+	clock := testclock.New(guberStart)
 	d := startDaemon(t, guberConfig(""), Options{Clock: clock})
 	url := d.URL() + "/v1/GetRateLimits"
 	body := func(hits int, behavior string) string {
@@ -113,7 +114,7 @@ func TestGubernatorTokenBucketWithCurl(t *testing.T) {
 	if got, want := summary(curl(t, "POST", url, testTeamKey, ahead).responses(t)[0]), "OVER_LIMIT remaining=0 reset="+end+` retry_after=0 error=""`; got != want {
 		t.Errorf("created_at an hour ahead: %s\n          want %s", got, want)
 	}
-	clock.advance(time.Minute)
+	clock.Advance(time.Minute)
 	mixed := `{"requests":[
 		{"name":"requests_per_sec","unique_key":"account:12345","hits":2,"limit":5,"duration":60000},
 		{"name":"requests_per_sec","unique_key":"account:12345","hits":1,"limit":5,"duration":60000,"algorithm":"TOKEN_BUCKET","max_wait":"1000"},
@@ -165,7 +166,7 @@ func TestGubernatorAuthAndHealthWithCurl(t *testing.T) {
 // tree: team-a, then a node per name, then a node per unique_key with the
 // rate cap.
 func TestGubernatorGRPCClient(t *testing.T) {
-	clock := &fakeClock{now: guberStart}
+	clock := testclock.New(guberStart)
 	d := startDaemon(t, guberConfig(""), Options{Clock: clock})
 	conn, err := grpc.NewClient(d.Addr().String(), grpc.WithTransportCredentials(insecure.NewCredentials()))
 	must(t, err)
@@ -195,7 +196,7 @@ func TestGubernatorGRPCClient(t *testing.T) {
 		{2500 * time.Millisecond, 0, &pb.RateLimitResp{Status: pb.Status_UNDER_LIMIT, Limit: 60, Remaining: 2, ResetTime: at(4 * time.Second), Metadata: owner}},
 	}
 	for i, s := range steps {
-		clock.advance(s.advance)
+		clock.Advance(s.advance)
 		res, err := call(authed, leakyReq(s.hits))
 		if err != nil {
 			t.Fatalf("step %d: %v", i, err)
@@ -251,7 +252,7 @@ func TestGubernatorGRPCClient(t *testing.T) {
 // tenant for the Gubernator resource: every key is charged against it too,
 // so three keys of 10 a minute share the tenant's 3 a minute.
 func TestGubernatorTenantRateBoundsAllKeys(t *testing.T) {
-	clock := &fakeClock{now: guberStart}
+	clock := testclock.New(guberStart)
 	cfg := guberConfig("")
 	cfg.Tenants[0].Rates = map[string]config.Rate{config.DefaultGubernatorResource: {Limit: 3, Per: time.Minute}}
 	d := startDaemon(t, cfg, Options{Clock: clock})

@@ -7,12 +7,12 @@ import (
 	"io"
 	"log/slog"
 	"path/filepath"
-	"sync"
 	"testing"
 	"time"
 
 	"governor.dev/governor/internal/engine"
 	"governor.dev/governor/internal/pgtest"
+	"governor.dev/governor/internal/testclock"
 )
 
 // backends names each real record a test runs on.
@@ -35,25 +35,8 @@ func forEachBackend(t *testing.T, body func(t *testing.T, url string)) {
 	}
 }
 
-// clock is a settable clock shared by the stores of one test.
-type clock struct {
-	mu  sync.Mutex
-	now time.Time
-}
-
-func newClock() *clock { return &clock{now: time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)} }
-
-func (c *clock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.now
-}
-
-func (c *clock) Advance(d time.Duration) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.now = c.now.Add(d)
-}
+// newClock returns a clock the test moves, at noon on 1 March 2026.
+func newClock() *testclock.Clock { return testclock.New(time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)) }
 
 func quiet() *slog.Logger { return slog.New(slog.NewTextHandler(io.Discard, nil)) }
 

@@ -9,11 +9,12 @@ import (
 	"time"
 
 	"governor.dev/governor/internal/engine"
+	"governor.dev/governor/internal/testclock"
 )
 
 // workload makes a little of everything through s and returns the session
 // and a request id it used.
-func workload(t *testing.T, s *Store, clk *clock, round int) (engine.ID, string) {
+func workload(t *testing.T, s *Store, clk *testclock.Clock, round int) (engine.ID, string) {
 	t.Helper()
 	e := s.Engine
 	sys := &engine.Call{}

@@ -3,31 +3,15 @@ package engine
 import (
 	"crypto/sha256"
 	"fmt"
-	"sync"
 	"testing"
 	"time"
+
+	"governor.dev/governor/internal/testclock"
 )
 
-// fakeClock is a clock the test moves by hand.
-type fakeClock struct {
-	mu  sync.Mutex
-	now time.Time
-}
-
-func newFakeClock() *fakeClock {
-	return &fakeClock{now: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)}
-}
-
-func (c *fakeClock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.now
-}
-
-func (c *fakeClock) Advance(d time.Duration) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.now = c.now.Add(d)
+// newFakeClock returns a clock at the start of 2026 that the test moves.
+func newFakeClock() *testclock.Clock {
+	return testclock.New(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))
 }
 
 // recorder keeps every event the engine emits. With recycle set it keeps a
@@ -61,7 +45,7 @@ func (r *recorder) Emit(ev *Event) {
 // fixture is an engine with a fake clock and a recorder.
 type fixture struct {
 	t     testing.TB
-	clock *fakeClock
+	clock *testclock.Clock
 	rec   *recorder
 	e     *Engine
 	n     int

@@ -9,6 +9,8 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"governor.dev/governor/internal/testclock"
 )
 
 // historySize returns how many histories of how many steps to run: 40 x 1,500
@@ -63,7 +65,7 @@ func TestRandomHistories(t *testing.T) {
 type history struct {
 	t     *testing.T
 	rng   *rand.Rand
-	clock *fakeClock
+	clock *testclock.Clock
 	rec   *recorder
 	aud   *auditor
 	e     *Engine

@@ -3,13 +3,15 @@ package engine
 import (
 	"testing"
 	"time"
+
+	"governor.dev/governor/internal/testclock"
 )
 
 // rebuild replays every event, through its stored form, on a fresh engine
 // with its own clock set to now.
-func rebuild(t *testing.T, events []*Event, now time.Time) (*Engine, *fakeClock) {
+func rebuild(t *testing.T, events []*Event, now time.Time) (*Engine, *testclock.Clock) {
 	t.Helper()
-	clock := &fakeClock{now: now}
+	clock := testclock.New(now)
 	e := New(Options{Clock: clock})
 	for _, ev := range events {
 		data, err := ev.Encode()
@@ -27,7 +29,7 @@ func rebuild(t *testing.T, events []*Event, now time.Time) (*Engine, *fakeClock)
 	return e, clock
 }
 
-func restored(t *testing.T, live *Engine, now time.Time) (*Engine, *fakeClock) {
+func restored(t *testing.T, live *Engine, now time.Time) (*Engine, *testclock.Clock) {
 	t.Helper()
 	data, err := live.Dump().Encode()
 	if err != nil {
@@ -37,7 +39,7 @@ func restored(t *testing.T, live *Engine, now time.Time) (*Engine, *fakeClock) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	clock := &fakeClock{now: now}
+	clock := testclock.New(now)
 	e, err := Restore(Options{Clock: clock}, st)
 	if err != nil {
 		t.Fatal(err)
@@ -91,7 +93,7 @@ func TestRateReplayAndRestore(t *testing.T) {
 	}
 	// Time passes by the same amount everywhere; every engine answers alike.
 	for step := range 40 {
-		for _, c := range []*fakeClock{f.clock, rclock, sclock} {
+		for _, c := range []*testclock.Clock{f.clock, rclock, sclock} {
 			c.Advance(time.Duration(step) * 450 * time.Millisecond)
 		}
 		want, werr := f.e.ConsumeWith(f.sys(), task, "http", 1, ConsumeOptions{MaxWait: 30 * time.Second})

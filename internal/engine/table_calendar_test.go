@@ -68,21 +68,21 @@ func TestCalendarEnd(t *testing.T) {
 func TestCalendarQuota(t *testing.T) {
 	f := newFixture(t)
 	ny := zone(t, "America/New_York")
-	f.clock.now = time.Date(2026, 3, 8, 10, 0, 0, 0, ny)
+	f.clock.Set(time.Date(2026, 3, 8, 10, 0, 0, 0, ny))
 	day := map[string]Rate{"tool-calls": {Limit: 2, Calendar: Day, Zone: "America/New_York"}}
 	tenant := f.tenant(Spec{Name: "acme", Rates: day})
 	must(t, f.e.Consume(f.sys(), tenant, "tool-calls", 2))
 	_, err := f.e.ConsumeWith(f.sys(), tenant, "tool-calls", 1, ConsumeOptions{})
 	var d *DeniedError
 	midnight := time.Date(2026, 3, 9, 4, 0, 0, 0, time.UTC)
-	if !errors.As(err, &d) || d.RetryAfter != midnight.Sub(f.clock.now) || d.Reset != midnight.UnixNano() {
+	if !errors.As(err, &d) || d.RetryAfter != midnight.Sub(f.clock.Now()) || d.Reset != midnight.UnixNano() {
 		t.Fatalf("third call of the day: %+v, want a retry at local midnight", err)
 	}
-	f.clock.now = midnight.Add(-time.Nanosecond)
+	f.clock.Set(midnight.Add(-time.Nanosecond))
 	if err := f.e.Consume(f.sys(), tenant, "tool-calls", 1); !errors.Is(err, ErrDenied) {
 		t.Fatalf("a nanosecond before midnight: %v", err)
 	}
-	f.clock.now = midnight
+	f.clock.Set(midnight)
 	res, err := f.e.ConsumeWith(f.sys(), tenant, "tool-calls", 2, ConsumeOptions{})
 	if err != nil || res.Reset != time.Date(2026, 3, 10, 0, 0, 0, 0, ny).UnixNano() {
 		t.Fatalf("at midnight: %+v %v, want two more until the next midnight", res, err)

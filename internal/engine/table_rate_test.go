@@ -111,7 +111,7 @@ func TestLeakyAtFixedInstants(t *testing.T) {
 		{10 * time.Second, 0, true, 0, 3, 10 * time.Second},
 	}
 	for i, s := range steps {
-		w.clock.now = time.Unix(0, start+int64(s.at)).UTC()
+		w.clock.Set(time.Unix(0, start+int64(s.at)).UTC())
 		res, err := w.take(w.tenant, s.n, ConsumeOptions{})
 		if s.ok {
 			if err != nil || res.Remaining != s.remain || res.Reset != start+int64(s.reset) {
@@ -165,7 +165,7 @@ func TestTokenBucketAtFixedInstants(t *testing.T) {
 		{5 * time.Second, 1, true, 0, 2, 6 * time.Second},
 	}
 	for i, s := range steps {
-		w.clock.now = time.Unix(0, start+int64(s.at)).UTC()
+		w.clock.Set(time.Unix(0, start+int64(s.at)).UTC())
 		res, err := w.take(w.task, s.n, ConsumeOptions{})
 		if s.ok {
 			if err != nil || res.Remaining != s.remain || res.Reset != start+int64(s.reset) {

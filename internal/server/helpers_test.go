@@ -22,6 +22,7 @@ import (
 	"governor.dev/governor/internal/eventlog"
 	governorv1 "governor.dev/governor/internal/gen/governor/v1"
 	"governor.dev/governor/internal/gen/governor/v1/governorv1connect"
+	"governor.dev/governor/internal/testclock"
 )
 
 // The keys of every test: the admin's and two tenants'.
@@ -31,24 +32,6 @@ const (
 	keyB     = "tenant-b-key-0123456789"
 )
 
-// clock is a settable clock.
-type clock struct {
-	mu  sync.Mutex
-	now time.Time
-}
-
-func (c *clock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.now
-}
-
-func (c *clock) Advance(d time.Duration) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.now = c.now.Add(d)
-}
-
 // env is one governord in a test: a store, the server, and an h2c listener
 // on loopback. Tenants a and b exist; a has 100 tokens and 2 db slots, b
 // has 100 tokens.
@@ -56,7 +39,7 @@ type env struct {
 	t       testing.TB
 	url     string
 	writer  eventlog.WriterOptions
-	clock   *clock
+	clock   *testclock.Clock
 	store   *durable.Store
 	srv     *Server
 	live    atomic.Pointer[Server] // what the store's Committed callback feeds
@@ -71,7 +54,7 @@ func sqliteURL(t *testing.T) string { return "sqlite:" + filepath.Join(t.TempDir
 
 func newEnv(t testing.TB, url string) *env {
 	t.Helper()
-	e := &env{t: t, url: url, clock: &clock{now: time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)}, logs: &logSink{}}
+	e := &env{t: t, url: url, clock: testclock.New(time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)), logs: &logSink{}}
 	e.start()
 	t.Cleanup(e.stop)
 	return e

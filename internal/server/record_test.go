@@ -14,6 +14,7 @@ import (
 
 	governorv1 "governor.dev/governor/internal/gen/governor/v1"
 	"governor.dev/governor/internal/pgtest"
+	"governor.dev/governor/internal/testclock"
 )
 
 func TestMain(m *testing.M) { os.Exit(pgtest.Main(m)) }
@@ -104,7 +105,7 @@ func TestAnswersWaitForTheRecord(t *testing.T) {
 // Unavailable, never one from state the record does not hold.
 func TestRecordLostIsUnavailable(t *testing.T) {
 	dsn := pgtest.DSN(t)
-	e := &env{t: t, url: dsn, clock: &clock{now: time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)}, logs: &logSink{}}
+	e := &env{t: t, url: dsn, clock: testclock.New(time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)), logs: &logSink{}}
 	e.writer.CommitTimeout = 200 * time.Millisecond
 	e.start()
 	t.Cleanup(e.stop)

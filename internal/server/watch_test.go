@@ -14,6 +14,7 @@ import (
 	"governor.dev/governor/internal/engine"
 	governorv1 "governor.dev/governor/internal/gen/governor/v1"
 	"governor.dev/governor/internal/gen/governor/v1/governorv1connect"
+	"governor.dev/governor/internal/testclock"
 )
 
 // seen is a stream's message in a short form: name and state.
@@ -184,7 +185,7 @@ func bounded(t *testing.T) context.Context {
 // newTestHub is a hub over an engine with one tenant and one live session.
 func newTestHub(t *testing.T) (*hub, *engine.Engine, engine.ID, engine.ID) {
 	t.Helper()
-	eng := engine.New(engine.Options{Clock: &clock{now: time.Unix(1e9, 0)}})
+	eng := engine.New(engine.Options{Clock: testclock.New(time.Unix(1e9, 0))})
 	ten, err := eng.Create(&engine.Call{}, engine.RootID, engine.Spec{Name: "t"})
 	if err != nil {
 		t.Fatal(err)
