@@ -16,6 +16,8 @@ type node struct {
 	priority int32
 
 	res      map[string]*resState   // quotas and usage, by resource
+	hotName  string                 // the resource last looked up in res
+	hot      *resState              // its state: entries of res are never replaced or deleted
 	cls      map[string]*classState // limits, leases held and queue links, by class
 	defaults Defaults
 
@@ -57,15 +59,31 @@ type classState struct {
 	blockedTenant *tenantQueue // this tenant node's queue, while this limit blocks it
 }
 
-func (n *node) resource(r string) *resState {
-	rs := n.res[r]
-	if rs == nil {
-		rs = &resState{}
-		if n.res == nil {
-			n.res = make(map[string]*resState)
-		}
-		n.res[r] = rs
+// findRes returns n's state of resource r, nil if it has none. A chain walk
+// looks up the same resource on every node, usually the one it looked up
+// last, so that one is kept aside.
+func (n *node) findRes(r string) *resState {
+	if n.hot != nil && n.hotName == r {
+		return n.hot
 	}
+	rs := n.res[r]
+	if rs != nil {
+		n.hotName, n.hot = r, rs
+	}
+	return rs
+}
+
+// resource returns n's state of resource r, creating it if need be.
+func (n *node) resource(r string) *resState {
+	if rs := n.findRes(r); rs != nil {
+		return rs
+	}
+	rs := &resState{}
+	if n.res == nil {
+		n.res = make(map[string]*resState)
+	}
+	n.res[r] = rs
+	n.hotName, n.hot = r, rs
 	return rs
 }
 

@@ -19,7 +19,7 @@ func (rs *resState) admits(amount, now int64) bool {
 // on n's chain at now.
 func (e *Engine) checkLocked(n *node, r string, amount, now int64) error {
 	for a := n; a != nil; a = a.parent {
-		if rs := a.res[r]; rs != nil && !rs.admits(amount, now) {
+		if rs := a.findRes(r); rs != nil && !rs.admits(amount, now) {
 			return e.denialLocked(n, r, amount, now)
 		}
 	}

@@ -75,7 +75,7 @@ func (v *verdict) consider(a *node, rate bool, limit, left, reset int64) {
 func (e *Engine) judgeLocked(n *node, r string, amount, now int64) verdict {
 	var v verdict
 	for a := n; a != nil; a = a.parent {
-		rs := a.res[r]
+		rs := a.findRes(r)
 		if rs == nil {
 			continue
 		}
