@@ -7,7 +7,9 @@
 // follows the rule write before reply: the engine applies a change in memory
 // and emits its event under its lock; the caller waits (Store.Wait) until the
 // writer has committed that event, in a batch with everyone else's, and only
-// then answers.
+// then answers. After each commit the writer hands the batch to
+// Options.Committed and then gives its events back to the engine
+// (Engine.Recycle), which makes later events in them.
 //
 // Goroutines: the writer's commit goroutine (owned by eventlog.Writer) and one
 // snapshot goroutine, started by Open and stopped by Close. While Open loads
