@@ -11,7 +11,7 @@ type Engine struct {
 	sink  Sink
 
 	freeMu sync.Mutex // guards free, so Recycle never waits on mu
-	free   []*Event   // events given back by Recycle, zeroed, for reuse
+	free   []*Event   // events given back by Recycle, for reuse
 
 	mu         sync.Mutex // guards every field below
 	seq        uint64     // sequence number of the last event
@@ -32,7 +32,7 @@ type Engine struct {
 	timers timers // heaps of the times at which something may expire
 
 	dispatch []string // classes whose queue may now grant, set by apply
-	spare    []*Event // zeroed events that emitted events are copied into
+	spare    []*Event // events to make emitted events in: fresh ones, or ones given back
 
 	freeLeases []*lease // ended leases kept for reuse
 	dirty      dirtySet // entities changed since the last snapshot capture

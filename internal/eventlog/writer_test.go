@@ -344,3 +344,43 @@ func TestStopWhileACommitHangs(t *testing.T) {
 		t.Fatalf("Wait after an aborted commit: %v, want ErrCommitFailed", err)
 	}
 }
+
+// Done gets every committed entry once, in order, and only once it is on
+// record; a failed commit hands nothing on.
+func TestWriterHandsOnOnlyCommittedEntries(t *testing.T) {
+	ctx := ctxT(t)
+	d := newDouble()
+	var mu sync.Mutex
+	var done []uint64
+	var w *Writer
+	w = startWriter(t, d, 0, WriterOptions{MaxBatch: 7, Done: func(entries []Entry) {
+		mu.Lock()
+		defer mu.Unlock()
+		for _, en := range entries {
+			if en.EventSeq() > w.Durable() {
+				t.Errorf("entry %d handed on before it was on record (durable %d)", en.EventSeq(), w.Durable())
+			}
+			done = append(done, en.EventSeq())
+		}
+	}})
+	e := newEngine(w, 0)
+	for range 50 {
+		if _, err := e.do(ctx); err != nil {
+			t.Fatal(err)
+		}
+	}
+	d.failWith(errDiskGone)
+	if _, err := e.do(ctx); !errors.Is(err, ErrCommitFailed) {
+		t.Fatalf("commit on a failed disk: %v, want ErrCommitFailed", err)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if len(done) != 50 {
+		t.Fatalf("%d entries handed on, want the 50 committed", len(done))
+	}
+	for i, seq := range done {
+		if seq != uint64(i+1) {
+			t.Fatalf("entry %d handed on at position %d", seq, i)
+		}
+	}
+}
