@@ -1,13 +1,10 @@
 package governor
 
 import (
-	"bufio"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"syscall"
@@ -19,8 +16,8 @@ import (
 
 // runGovernord runs cmd/governord as a process of its own
 // with a configuration in dir; it returns the API's address and the
-// running command, killed when t ends.
-func runGovernord(t *testing.T, dir string) (string, *exec.Cmd) {
+// process, killed when t ends.
+func runGovernord(t *testing.T, dir string) (string, *testbin.Proc) {
 	t.Helper()
 	bin := testbin.Build(t, "governor.dev/governor/cmd/governord")
 	cfgPath := filepath.Join(dir, "governor.yaml")
@@ -38,41 +35,14 @@ log: {format: json}
 	if err := os.WriteFile(cfgPath, []byte(yaml), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	cmd := exec.Command(bin, "-config", cfgPath)
-	stderr, err := cmd.StderrPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		_ = cmd.Process.Kill()
-		_ = cmd.Wait()
-	})
-	api := make(chan string, 1)
-	go func() {
-		sc := bufio.NewScanner(stderr)
-		for sc.Scan() {
-			var rec struct{ Msg, API string }
-			if json.Unmarshal(sc.Bytes(), &rec) == nil && rec.Msg == "serving" {
-				api <- rec.API
-			}
-		}
-	}()
-	select {
-	case url := <-api:
-		return strings.TrimPrefix(url, "http://"), cmd
-	case <-time.After(60 * time.Second):
-		t.Fatal("governord does not serve after a minute")
-	}
-	return "", nil
+	p := testbin.Start(t, bin, dir, nil, "-config", cfgPath)
+	return strings.TrimPrefix(p.Serving(), "http://"), p
 }
 
 // governord killed: calls are refused at once, and every context of the
 // client is cancelled once the heartbeats have failed for 80% of the TTL.
 func TestKilledGovernordRefusesAndCancels(t *testing.T) {
-	addr, cmd := runGovernord(t, t.TempDir())
+	addr, p := runGovernord(t, t.TempDir())
 	const ttl = time.Second
 	c := dial(t, addr, WithSessionTTL(ttl))
 	ctx, _ := task(t, c, Spec{Name: "doomed", Quotas: map[string]int64{"http": 10}})
@@ -83,10 +53,8 @@ func TestKilledGovernordRefusesAndCancels(t *testing.T) {
 	if _, err := Consume(sub, "http", 1); err != nil {
 		t.Fatal(err)
 	}
-	if err := cmd.Process.Signal(syscall.SIGKILL); err != nil {
-		t.Fatal(err)
-	}
-	_ = cmd.Wait()
+	p.Signal(syscall.SIGKILL)
+	p.Wait(time.Minute)
 	if _, err := Consume(sub, "http", 1); !errors.Is(err, ErrUnavailable) {
 		t.Fatalf("consume after the kill: %v, want ErrUnavailable", err)
 	}

@@ -26,11 +26,11 @@ func TestDevModeServesAConsumeWithThePrintedKey(t *testing.T) {
 	spent := int64(0)
 	for start, kept := range []string{"generated now", "reused from an earlier start"} {
 		p := startProc(t, dir, nil, args...)
-		base := p.serving()
-		out := p.stdoutUntil("governord -config FILE") // the welcome's last line
+		base := p.Serving()
+		out := p.StdoutUntil("governord -config FILE") // the welcome's last line
 		m := demoKeyLine.FindStringSubmatch(out)
 		if m == nil || !strings.Contains(out, kept) {
-			t.Fatalf("start %d: no demo key, or the keys were not %s:\n%s", start, kept, p.output())
+			t.Fatalf("start %d: no demo key, or the keys were not %s:\n%s", start, kept, p.Output())
 		}
 		var answer struct {
 			Remaining string `json:"remaining"`
@@ -42,9 +42,9 @@ func TestDevModeServesAConsumeWithThePrintedKey(t *testing.T) {
 			t.Fatalf("start %d: remaining %q after %d consumes of %d", start, answer.Remaining, spent, devBudget)
 		}
 		spent += runPrintedCurl(t, out)
-		p.signal(syscall.SIGTERM)
-		if code := p.wait(30 * time.Second); code != 0 {
-			t.Fatalf("start %d: exit code %d after SIGTERM\n%s", start, code, p.output())
+		p.Signal(syscall.SIGTERM)
+		if code := p.Wait(30 * time.Second); code != 0 {
+			t.Fatalf("start %d: exit code %d after SIGTERM\n%s", start, code, p.Output())
 		}
 	}
 	fi, err := os.Stat(filepath.Join(dir, KeysFile))
@@ -91,21 +91,21 @@ func TestStoppedDaemonLosesNothingAcknowledged(t *testing.T) {
 			dir := t.TempDir()
 			cfg := writeConfig(t, dir, "sqlite:"+filepath.Join(dir, "governor.db"))
 			p := startProc(t, dir, nil, "-config", cfg)
-			l := startLoad(t, p.serving(), 8)
+			l := startLoad(t, p.Serving(), 8)
 			<-l.first
 			time.Sleep(300 * time.Millisecond)
-			p.signal(tc.sig)
+			p.Signal(tc.sig)
 			signalled := time.Now()
-			code := p.wait(30 * time.Second)
+			code := p.Wait(30 * time.Second)
 			t.Logf("governord exited %s after %s", time.Since(signalled).Round(time.Millisecond), tc.sig)
 			acked, sent := l.stop()
 			if code != tc.code {
-				t.Fatalf("exit code %d, want %d\n%s", code, tc.code, p.output())
+				t.Fatalf("exit code %d, want %d\n%s", code, tc.code, p.Output())
 			}
 			again := startProc(t, dir, nil, "-config", cfg)
-			verifyOnRecord(t, again.serving(), acked, sent)
-			again.signal(syscall.SIGTERM)
-			again.wait(30 * time.Second)
+			verifyOnRecord(t, again.Serving(), acked, sent)
+			again.Signal(syscall.SIGTERM)
+			again.Wait(30 * time.Second)
 		})
 	}
 }
@@ -115,17 +115,17 @@ func TestFailedCommitStopsTheDaemon(t *testing.T) {
 	dir := t.TempDir()
 	cfg := writeConfig(t, dir, pg.DSN())
 	p := startProc(t, dir, nil, "-config", cfg)
-	base := p.serving()
+	base := p.Serving()
 	l := startLoad(t, base, 8)
 	<-l.first
 	time.Sleep(300 * time.Millisecond)
 	killed := time.Now()
 	must(t, pg.Kill())
-	code := p.wait(90 * time.Second)
+	code := p.Wait(90 * time.Second)
 	t.Logf("governord exited %s after the database was killed", time.Since(killed).Round(time.Millisecond))
 	acked, sent := l.stop()
-	if code != ExitFailure || !strings.Contains(p.output(), "commit to the record failed") {
-		t.Fatalf("after the database stopped, governord exited with %d, want %d with the reason\n%s", code, ExitFailure, p.output())
+	if code != ExitFailure || !strings.Contains(p.Output(), "commit to the record failed") {
+		t.Fatalf("after the database stopped, governord exited with %d, want %d with the reason\n%s", code, ExitFailure, p.Output())
 	}
 	u, err := url.Parse(base)
 	must(t, err)
@@ -135,10 +135,10 @@ func TestFailedCommitStopsTheDaemon(t *testing.T) {
 	}
 	must(t, pg.Start())
 	again := startProc(t, dir, nil, "-config", cfg)
-	verifyOnRecord(t, again.serving(), acked, sent)
-	again.signal(syscall.SIGTERM)
-	if code := again.wait(30 * time.Second); code != 0 {
-		t.Fatalf("the restarted governord exited with %d after SIGTERM\n%s", code, again.output())
+	verifyOnRecord(t, again.Serving(), acked, sent)
+	again.Signal(syscall.SIGTERM)
+	if code := again.Wait(30 * time.Second); code != 0 {
+		t.Fatalf("the restarted governord exited with %d after SIGTERM\n%s", code, again.Output())
 	}
 }
 
@@ -147,10 +147,10 @@ func TestConfigWithMistakesExitsNonZero(t *testing.T) {
 	path := filepath.Join(dir, "governor.yaml")
 	must(t, os.WriteFile(path, []byte("listen: 127.0.0.1:0\ntenants:\n  - name: team-a\n    api_key: team-a-key-0123456789\n    weight: 0\n"), 0o600))
 	p := startProc(t, dir, nil, "-config", path)
-	if code := p.wait(30 * time.Second); code != ExitUsage {
-		t.Fatalf("exit code %d, want %d\n%s", code, ExitUsage, p.output())
+	if code := p.Wait(30 * time.Second); code != ExitUsage {
+		t.Fatalf("exit code %d, want %d\n%s", code, ExitUsage, p.Output())
 	}
-	if want := path + ":5: tenants[0].weight: must be between 1 and 1000, got 0"; !strings.Contains(p.output(), want) {
-		t.Fatalf("output lacks %q\n%s", want, p.output())
+	if want := path + ":5: tenants[0].weight: must be between 1 and 1000, got 0"; !strings.Contains(p.Output(), want) {
+		t.Fatalf("output lacks %q\n%s", want, p.Output())
 	}
 }

@@ -14,6 +14,7 @@ import (
 	"governor.dev/governor/internal/engine"
 	"governor.dev/governor/internal/eventlog"
 	"governor.dev/governor/internal/pgtest"
+	"governor.dev/governor/internal/testclock"
 )
 
 // benchURLs are the records the benchmarks run on: memory, SQLite and
@@ -96,7 +97,7 @@ func BenchmarkDurableConsume(b *testing.B) {
 				ctx := context.Background()
 				per := b.N/callers + 1
 				b.ResetTimer()
-				start, cpu := time.Now(), processCPU()
+				start, cpu := time.Now(), testclock.ProcessCPU()
 				var wg sync.WaitGroup
 				for i := range callers {
 					wg.Add(1)
@@ -121,7 +122,7 @@ func BenchmarkDurableConsume(b *testing.B) {
 				}
 				wg.Wait()
 				b.ReportMetric(float64(per*callers)/time.Since(start).Seconds(), "consumes/s")
-				b.ReportMetric(float64((processCPU()-cpu).Microseconds())/float64(per*callers), "cpu-µs/consume")
+				b.ReportMetric(float64((testclock.ProcessCPU()-cpu).Microseconds())/float64(per*callers), "cpu-µs/consume")
 				cs.report(b)
 			})
 		}
@@ -191,12 +192,12 @@ func BenchmarkRestart(b *testing.B) {
 			var cpu time.Duration
 			b.ResetTimer()
 			for b.Loop() {
-				before := processCPU()
+				before := testclock.ProcessCPU()
 				s, err := Open(ctx, Options{URL: url, Clock: wallClock{}, Logger: quiet(), SnapshotEvery: math.MaxInt64})
 				if err != nil {
 					b.Fatal(err)
 				}
-				cpu += processCPU() - before
+				cpu += testclock.ProcessCPU() - before
 				b.StopTimer()
 				if st := s.Engine.Stats(); st.Nodes < 100_000 || st.Sessions < 10_000 {
 					b.Fatalf("restored %d nodes and %d sessions", st.Nodes, st.Sessions)

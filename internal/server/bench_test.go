@@ -13,6 +13,7 @@ import (
 	governorv1 "governor.dev/governor/internal/gen/governor/v1"
 	"governor.dev/governor/internal/gen/governor/v1/governorv1connect"
 	"governor.dev/governor/internal/pgtest"
+	"governor.dev/governor/internal/testclock"
 )
 
 // benchEnv is a governord on the record at url ("" for memory) with a task
@@ -34,7 +35,7 @@ func benchEnv(b *testing.B, url string) (*env, governorv1connect.GovernorService
 func run(b *testing.B, callers int, op func() error) {
 	b.ReportAllocs()
 	b.ResetTimer()
-	cpu := processCPU()
+	cpu := testclock.ProcessCPU()
 	if callers > 1 {
 		b.SetParallelism((callers + runtime.GOMAXPROCS(0) - 1) / runtime.GOMAXPROCS(0))
 		b.RunParallel(func(pb *testing.PB) {
@@ -53,7 +54,7 @@ func run(b *testing.B, callers int, op func() error) {
 		}
 	}
 	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "calls/s")
-	b.ReportMetric(float64((processCPU()-cpu).Microseconds())/float64(b.N), "cpu-µs/call")
+	b.ReportMetric(float64((testclock.ProcessCPU()-cpu).Microseconds())/float64(b.N), "cpu-µs/call")
 }
 
 // BenchmarkLoopback compares a consume over loopback through the Connect

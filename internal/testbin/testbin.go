@@ -1,6 +1,7 @@
 // Package testbin builds the project's commands for tests that run them as
 // processes of their own: each command once per test binary, into a
-// directory that Main removes when the tests end.
+// directory that Main removes when the tests end. Start runs governord so
+// built and follows its output.
 package testbin
 
 import (
