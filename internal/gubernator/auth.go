@@ -3,18 +3,18 @@ package gubernator
 import (
 	"errors"
 	"net/http"
-	"strings"
 
 	"connectrpc.com/connect"
+
+	"governor.dev/governor/internal/server"
 )
 
 // authenticate admits a call that carries, as Authorization: Bearer, the
 // key of the service's tenant or the admin key, as governord's own API
 // does for API keys.
 func (s *Service) authenticate(h http.Header) error {
-	scheme, cred, ok := strings.Cut(strings.TrimSpace(h.Get("Authorization")), " ")
-	cred = strings.TrimSpace(cred)
-	if !ok || !strings.EqualFold(scheme, "Bearer") || cred == "" {
+	cred, ok := server.Bearer(h)
+	if !ok {
 		return connect.NewError(connect.CodeUnauthenticated, errors.New(msgNoCredential))
 	}
 	tenant, admin, ok := s.keys(cred)

@@ -22,14 +22,21 @@ type principal struct {
 	scope   engine.ID
 }
 
+// Bearer returns the credential of an Authorization: Bearer header, and
+// false when there is none.
+func Bearer(h http.Header) (string, bool) {
+	scheme, cred, ok := strings.Cut(strings.TrimSpace(h.Get("Authorization")), " ")
+	cred = strings.TrimSpace(cred)
+	return cred, ok && strings.EqualFold(scheme, "Bearer") && cred != ""
+}
+
 // bearer returns the credential of an Authorization: Bearer header.
 func bearer(h http.Header) (string, error) {
-	v := h.Get("Authorization")
-	scheme, cred, ok := strings.Cut(strings.TrimSpace(v), " ")
-	if !ok || !strings.EqualFold(scheme, "Bearer") || strings.TrimSpace(cred) == "" {
+	cred, ok := Bearer(h)
+	if !ok {
 		return "", unauthenticated("Missing credential: send the header Authorization: Bearer with a session token or an API key.")
 	}
-	return strings.TrimSpace(cred), nil
+	return cred, nil
 }
 
 // isToken reports whether cred has the form of a session token. Only such
