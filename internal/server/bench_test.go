@@ -57,6 +57,18 @@ func run(b *testing.B, callers int, op func() error) {
 	b.ReportMetric(float64((testclock.ProcessCPU()-cpu).Microseconds())/float64(b.N), "cpu-µs/call")
 }
 
+// benchHealth runs the health check, the floor of any call, from callers
+// goroutines.
+func benchHealth(b *testing.B, callers int) {
+	e, _, _ := benchEnv(b, "")
+	health := grpchealth.NewClient(e.h2c, e.http.URL)
+	req := &grpchealth.CheckRequest{}
+	run(b, callers, func() error {
+		_, err := health.Check(context.Background(), req)
+		return err
+	})
+}
+
 // BenchmarkLoopback compares a consume over loopback through the Connect
 // client with the health check on the same server and connection (the
 // floor of any call) and with a heartbeat (authentication and the engine,
@@ -64,15 +76,7 @@ func run(b *testing.B, callers int, op func() error) {
 func BenchmarkLoopback(b *testing.B) {
 	for _, callers := range []int{1, 16} {
 		mode := fmt.Sprintf("callers=%d", callers)
-		b.Run("health/"+mode, func(b *testing.B) {
-			e, _, _ := benchEnv(b, "")
-			health := grpchealth.NewClient(e.h2c, e.http.URL)
-			req := &grpchealth.CheckRequest{}
-			run(b, callers, func() error {
-				_, err := health.Check(context.Background(), req)
-				return err
-			})
-		})
+		b.Run("health/"+mode, func(b *testing.B) { benchHealth(b, callers) })
 		b.Run("heartbeat/"+mode, func(b *testing.B) {
 			_, cl, _ := benchEnv(b, "")
 			run(b, callers, func() error {
@@ -108,15 +112,7 @@ func BenchmarkLoopbackDurable(b *testing.B) {
 	}
 	for _, callers := range []int{16, 64} {
 		mode := fmt.Sprintf("callers=%d", callers)
-		b.Run("health/"+mode, func(b *testing.B) {
-			e, _, _ := benchEnv(b, "")
-			health := grpchealth.NewClient(e.h2c, e.http.URL)
-			req := &grpchealth.CheckRequest{}
-			run(b, callers, func() error {
-				_, err := health.Check(context.Background(), req)
-				return err
-			})
-		})
+		b.Run("health/"+mode, func(b *testing.B) { benchHealth(b, callers) })
 		for _, rec := range records {
 			b.Run("consume/"+rec.name+"/"+mode, func(b *testing.B) {
 				_, cl, task := benchEnv(b, rec.url(b))
