@@ -3,7 +3,6 @@ package server
 import (
 	"context"
 	"encoding/base64"
-	"encoding/json"
 	"fmt"
 	"net/http"
 	"strings"
@@ -54,18 +53,6 @@ func checkDenial(t *testing.T, e *env, big uint64, d *governorv1.Denial) {
 func TestDenialOverJSON(t *testing.T) {
 	e := newEnv(t, sqliteURL(t))
 	big := spend(t, e)
-	req, err := http.NewRequest(http.MethodPost, e.http.URL+"/governor.v1.GovernorService/Consume",
-		strings.NewReader(`{"resource":"tokens","amount":"20","requestId":"curl-1"}`))
-	if err != nil {
-		t.Fatal(err)
-	}
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("Authorization", "Bearer "+keyA)
-	res, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer res.Body.Close()
 	var body struct {
 		Code    string `json:"code"`
 		Message string `json:"message"`
@@ -74,11 +61,9 @@ func TestDenialOverJSON(t *testing.T) {
 			Value string `json:"value"`
 		} `json:"details"`
 	}
-	if err := json.NewDecoder(res.Body).Decode(&body); err != nil {
-		t.Fatal(err)
-	}
-	if res.StatusCode != http.StatusTooManyRequests || body.Code != "resource_exhausted" || len(body.Details) != 1 || body.Details[0].Type != "governor.v1.Denial" {
-		t.Fatalf("status %d, body %+v", res.StatusCode, body)
+	status := e.consumeJSON(t, `{"resource":"tokens","amount":"20","requestId":"curl-1"}`, &body)
+	if status != http.StatusTooManyRequests || body.Code != "resource_exhausted" || len(body.Details) != 1 || body.Details[0].Type != "governor.v1.Denial" {
+		t.Fatalf("status %d, body %+v", status, body)
 	}
 	if want := `The tokens budget of "a" is spent (90 of 100 used, 20 more asked); the largest consumer is "big" with 60.`; body.Message != want {
 		t.Fatalf("message %q, want %q", body.Message, want)

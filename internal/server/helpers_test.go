@@ -2,6 +2,7 @@ package server
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"log/slog"
 	"net/http"
@@ -140,6 +141,27 @@ func (e *env) restart() {
 	e.t.Helper()
 	e.stop()
 	e.start()
+}
+
+// consumeJSON posts body to Consume as plain JSON with key A, as curl does,
+// decodes the answer into out and returns its status code.
+func (e *env) consumeJSON(t testing.TB, body string, out any) int {
+	t.Helper()
+	req, err := http.NewRequest(http.MethodPost, e.http.URL+"/governor.v1.GovernorService/Consume", strings.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Authorization", "Bearer "+keyA)
+	res, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer res.Body.Close()
+	if err := json.NewDecoder(res.Body).Decode(out); err != nil {
+		t.Fatal(err)
+	}
+	return res.StatusCode
 }
 
 // client is a generated client that sends cred as its bearer credential.

@@ -2,10 +2,7 @@ package server
 
 import (
 	"context"
-	"encoding/json"
-	"net/http"
 	"strconv"
-	"strings"
 	"testing"
 	"time"
 
@@ -100,21 +97,8 @@ func TestScheduledConsumeOverJSON(t *testing.T) {
 		t.Fatal(err)
 	}
 	post := func(body string) map[string]any {
-		req, err := http.NewRequest(http.MethodPost, e.http.URL+"/governor.v1.GovernorService/Consume", strings.NewReader(body))
-		if err != nil {
-			t.Fatal(err)
-		}
-		req.Header.Set("Content-Type", "application/json")
-		req.Header.Set("Authorization", "Bearer "+keyA)
-		res, err := http.DefaultClient.Do(req)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer res.Body.Close()
 		var out map[string]any
-		if err := json.NewDecoder(res.Body).Decode(&out); err != nil {
-			t.Fatal(err)
-		}
+		e.consumeJSON(t, body, &out)
 		return out
 	}
 	job := `"resource":"vendor","nodeId":"` + strconv.FormatUint(created.Msg.Node.Id, 10) + `"`
