@@ -64,17 +64,21 @@ func (s *Server) acquire(ctx context.Context, p principal, id engine.ID, class s
 			return engine.LeaseInfo{}, unavailable(msgStopping)
 		}
 	}
-	if werr := s.settle(ctx, seq, err); werr != nil {
-		if err == nil && ctx.Err() != nil {
-			s.giveBack(p, lease, w)
-		}
+	werr := s.settle(ctx, seq, err)
+	if err == nil && ctx.Err() != nil {
+		s.giveBack(p, lease, w)
+		return engine.LeaseInfo{}, toConnect(ctx.Err())
+	}
+	if werr != nil {
 		return engine.LeaseInfo{}, werr
 	}
 	return lease, nil
 }
 
 // giveBack releases a lease granted to a caller who stopped waiting before
-// it was on record, so that the slot goes to the next waiter.
+// it could be answered, whether or not the grant was on record yet, so
+// that the slot goes to the next waiter. The release is an event like any
+// other, so replay agrees.
 func (s *Server) giveBack(p principal, lease engine.LeaseInfo, w *engine.Waiter) {
 	if w != nil {
 		s.eng.Abandon(&engine.Call{}, w)
