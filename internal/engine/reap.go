@@ -22,7 +22,9 @@ func (e *Engine) Reap(c *Call) int {
 
 // reapDueLocked takes every decision that time made by now, in the order of
 // the instants at which time made them: a session lapsed, a deadline passed,
-// a hold ran out (at one instant, in that order). Reap calls it, and so does
+// a hold ran out (at one instant, in that order). The slots a decision frees
+// go to the waiters before the next decision is taken, so a waiter is served
+// by a slot freed before its own session lapsed. Reap calls it, and so does
 // every call that finds such a decision due on what it touches. So a lease
 // that both its hold and its node's deadline (or its session) would end
 // ends by the earliest of them, however late the decision is taken.
@@ -44,6 +46,7 @@ func (e *Engine) reapDueLocked(now int64) {
 				e.emitLocked(&Event{Kind: KindLeaseExpired, Target: l.id}, now)
 			}
 		}
+		e.dispatchFreedLocked(now)
 	}
 }
 
