@@ -17,7 +17,7 @@ const (
 	KindNodeCreated    Kind = 5  // Target: new node id, Node: parent, Spec, optional Charge
 	KindNodeEnded      Kind = 6  // Node, State
 	KindNodesRemoved   Kind = 7  // IDs: ended nodes past retention, each with its ended subtree
-	KindConsumed       Kind = 8  // Node, Name: resource, Amount, Until: the booked slot (0: admitted at once)
+	KindConsumed       Kind = 8  // Node, Name: resource, Amount, Until: the booked slot (0: admitted at once), Answer
 	KindLeaseGranted   Kind = 9  // Target: new lease id, Node, Name: class, Until: hold deadline
 	KindLeaseReleased  Kind = 10 // Target: the lease, Node and Name: its node and class, Report
 	KindLeaseExpired   Kind = 11 // Target: the lease (its hold ran out)
@@ -95,6 +95,7 @@ type Event struct {
 	Report   Report    `json:"report,omitzero"`
 	Adapt    *Adapt    `json:"adapt,omitempty"`
 	IDs      []ID      `json:"ids,omitempty"`
+	Answer   *Tightest `json:"answer,omitempty"` // Consumed with a request id: the cap its answer named, so a retry gets the same answer
 }
 
 // EventSeq returns the event's sequence number.

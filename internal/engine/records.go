@@ -72,6 +72,9 @@ type MemRec struct {
 	Request string `json:"req"`
 	Hash    uint64 `json:"hash"`
 	Result  ID     `json:"result,omitempty"`
+	// Answer is a consume's first answer; absent in records written
+	// before answers were kept.
+	Answer *Tightest `json:"answer,omitempty"`
 }
 
 // LeaseRec is a live lease.
@@ -138,7 +141,7 @@ func cloneDefaults(d Defaults) Defaults {
 func (s *session) record() SessionRec {
 	r := SessionRec{ID: s.id, Scope: s.scope.id, TTL: s.ttl, Opened: s.opened, Token: append([]byte(nil), s.token[:]...)}
 	for _, m := range s.mem.entries() {
-		r.Mem = append(r.Mem, MemRec{Request: m.req, Hash: m.hash, Result: m.result})
+		r.Mem = append(r.Mem, MemRec{Request: m.req, Hash: m.hash, Result: m.result, Answer: m.answer})
 	}
 	return r
 }

@@ -139,7 +139,7 @@ func (e *Engine) restoreSessions(recs []SessionRec) error {
 			return corrupt("snapshot session %d repeats a token", r.ID)
 		}
 		for _, m := range r.Mem {
-			s.mem.put(m.Request, m.Hash, m.Result)
+			s.mem.put(memEntry{m.Request, m.Hash, m.Result, m.Answer})
 		}
 		scope.scoped++
 		e.sessions[s.id] = s

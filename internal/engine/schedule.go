@@ -39,12 +39,12 @@ type ConsumeOptions struct {
 
 // Tightest is the cap on a chain with the least room for a resource.
 type Tightest struct {
-	Capped    bool // false: no cap on the chain limits the resource
-	Node      ID   // the node that holds it
-	Rate      bool // a rate cap; false: a quota
-	Limit     int64
-	Remaining int64 // what it can still admit now (after this charge)
-	Reset     int64 // unix nanoseconds at which it is full again; 0 for a quota, which never refills
+	Capped    bool  `json:"capped,omitempty"` // false: no cap on the chain limits the resource
+	Node      ID    `json:"node,omitempty"`   // the node that holds it
+	Rate      bool  `json:"rate,omitempty"`   // a rate cap; false: a quota
+	Limit     int64 `json:"limit,omitempty"`
+	Remaining int64 `json:"remaining,omitempty"` // what it can still admit now (after this charge)
+	Reset     int64 `json:"reset,omitempty"`     // unix nanoseconds at which it is full again; 0 for a quota, which never refills
 }
 
 // ConsumeResult is what an admitted consume (or a peek) learns.
@@ -134,8 +134,8 @@ func (e *Engine) ConsumeWith(c *Call, id ID, resource string, n int64, o Consume
 	var h uint64
 	if c.Request != "" {
 		h = consumeHash(id, resource, n, o)
-		if slot, ok, err := e.recallLocked(s, c, h); err != nil || ok {
-			return e.recalledConsume(nd, resource, int64(slot), now, err)
+		if m, ok, err := e.recallEntryLocked(s, c, h); err != nil || ok {
+			return e.recalledConsume(nd, resource, m, now, err)
 		}
 	}
 	if err := e.activeLocked(nd, now); err != nil {
@@ -167,6 +167,10 @@ func (e *Engine) admitLocked(s *session, c *Call, h uint64, nd *node, resource s
 	}
 	ev := &Event{Kind: KindConsumed, Node: nd.id, Name: resource, Amount: n, Until: slot}
 	e.stampLocked(ev, s, c, h)
+	if ev.Request != "" {
+		first := v.tight
+		ev.Answer = &first
+	}
 	e.emitLocked(ev, now)
 	res := ConsumeResult{Tightest: v.tight}
 	if slot != 0 {
@@ -206,15 +210,22 @@ func (e *Engine) peekLocked(nd *node, resource string, now int64) (ConsumeResult
 	return ConsumeResult{Tightest: v.tight}, nil
 }
 
-// recalledConsume answers a repeated consume from its first result: the
-// slot it booked (0 when it was admitted at once) and the chain as it is.
-func (e *Engine) recalledConsume(nd *node, resource string, slot, now int64, err error) (ConsumeResult, error) {
+// recalledConsume answers a repeated consume with its first answer: the
+// tightest cap as it was then, and the slot it booked (0 when it was
+// admitted at once), counted from now. A request remembered by a record
+// older than first answers has only its slot; the chain as it is now
+// stands in for the cap.
+func (e *Engine) recalledConsume(nd *node, resource string, m memEntry, now int64, err error) (ConsumeResult, error) {
 	if err != nil {
 		return ConsumeResult{}, err
 	}
-	v := e.judgeLocked(nd, resource, 0, now)
-	res := ConsumeResult{Tightest: v.tight}
-	if slot > now {
+	var res ConsumeResult
+	if m.answer != nil {
+		res.Tightest = *m.answer
+	} else {
+		res.Tightest = e.judgeLocked(nd, resource, 0, now).tight
+	}
+	if slot := int64(m.result); slot > now {
 		res.Status, res.RetryAfter = Scheduled, time.Duration(slot-now)
 	}
 	return res, nil

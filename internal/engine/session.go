@@ -205,6 +205,7 @@ type memEntry struct {
 	req    string
 	hash   uint64
 	result ID
+	answer *Tightest // a consume's first answer, shared with nothing that changes it
 }
 
 func (m *reqMemory) get(req string) (memEntry, bool) {
@@ -215,18 +216,18 @@ func (m *reqMemory) get(req string) (memEntry, bool) {
 	return m.ring[i], true
 }
 
-func (m *reqMemory) put(req string, hash uint64, result ID) {
+func (m *reqMemory) put(me memEntry) {
 	if m.index == nil {
 		m.index = make(map[string]int)
 	}
 	if len(m.ring) < RequestMemory {
-		m.index[req] = len(m.ring)
-		m.ring = append(m.ring, memEntry{req, hash, result})
+		m.index[me.req] = len(m.ring)
+		m.ring = append(m.ring, me)
 		return
 	}
 	delete(m.index, m.ring[m.next].req)
-	m.ring[m.next] = memEntry{req, hash, result}
-	m.index[req] = m.next
+	m.ring[m.next] = me
+	m.index[me.req] = m.next
 	m.next = (m.next + 1) % RequestMemory
 }
 
@@ -240,17 +241,23 @@ func (m *reqMemory) entries() []memEntry {
 // recallLocked looks up a request id. It returns the remembered result, or an
 // error if the id was used with other arguments.
 func (e *Engine) recallLocked(s *session, c *Call, hash uint64) (ID, bool, error) {
+	m, ok, err := e.recallEntryLocked(s, c, hash)
+	return m.result, ok, err
+}
+
+// recallEntryLocked is recallLocked with all that was remembered.
+func (e *Engine) recallEntryLocked(s *session, c *Call, hash uint64) (memEntry, bool, error) {
 	if s == nil || c.Request == "" {
-		return 0, false, nil
+		return memEntry{}, false, nil
 	}
 	m, ok := s.mem.get(c.Request)
 	if !ok {
-		return 0, false, nil
+		return memEntry{}, false, nil
 	}
 	if m.hash != hash {
-		return 0, false, ErrRequestMismatch
+		return memEntry{}, false, ErrRequestMismatch
 	}
-	return m.result, true, nil
+	return m, true, nil
 }
 
 func (e *Engine) rememberLocked(ev *Event) {
@@ -258,11 +265,15 @@ func (e *Engine) rememberLocked(ev *Event) {
 		return
 	}
 	if s := e.sessions[ev.Session]; s != nil {
-		result := ev.Target
+		m := memEntry{req: ev.Request, hash: ev.ArgHash, result: ev.Target}
 		if ev.Kind == KindConsumed {
-			result = ID(ev.Until) // the slot a scheduled consume booked
+			m.result = ID(ev.Until) // the slot a scheduled consume booked
+			if ev.Answer != nil {
+				first := *ev.Answer // the event may be reused once committed
+				m.answer = &first
+			}
 		}
-		s.mem.put(ev.Request, ev.ArgHash, result)
+		s.mem.put(m)
 		e.markSession(s)
 	}
 }

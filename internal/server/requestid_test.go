@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"connectrpc.com/connect"
+	"google.golang.org/protobuf/proto"
 
 	"governor.dev/governor/internal/engine"
 	governorv1 "governor.dev/governor/internal/gen/governor/v1"
@@ -103,5 +104,36 @@ func TestRetryWhileInFlight(t *testing.T) {
 	}
 	if st := e.store.Engine.Stats(); st.Leases != 2 || st.Waiting["db"] != 0 {
 		t.Fatalf("want 2 leases and no waiter, got %+v", st)
+	}
+}
+
+// TestRepeatedConsumeAnswersFirst: a consume repeated with its request id
+// answers what the first attempt answered, even after other charges and a
+// restart of governord, and charges once.
+func TestRepeatedConsumeAnswersFirst(t *testing.T) {
+	e := newEnv(t, sqliteURL(t))
+	ctx := context.Background()
+	consume := func(amount int64, id string) *governorv1.ConsumeResponse {
+		t.Helper()
+		res, err := e.client(keyA).Consume(ctx, connect.NewRequest(&governorv1.ConsumeRequest{Resource: "tokens", Amount: amount, RequestId: id}))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return res.Msg
+	}
+	first := consume(3, "r1")
+	if first.GetRemaining() != 97 {
+		t.Fatalf("first answer: %v, want 97 remaining", first)
+	}
+	consume(40, "r2")
+	if again := consume(3, "r1"); !proto.Equal(again, first) {
+		t.Fatalf("repeated: %v, want the first answer %v", again, first)
+	}
+	e.restart()
+	if again := consume(3, "r1"); !proto.Equal(again, first) {
+		t.Fatalf("repeated after a restart: %v, want the first answer %v", again, first)
+	}
+	if got := used(t, e); got != 43 {
+		t.Fatalf("used %d, want 43", got)
 	}
 }
