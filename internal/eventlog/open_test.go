@@ -94,6 +94,23 @@ func TestPostgresRefusesASecondOpener(t *testing.T) {
 	}
 }
 
+// TestPostgresReopensAtOnce: Close releases the advisory lock before it
+// returns, so an Open right after it finds the database free, 100 times in
+// a row.
+func TestPostgresReopensAtOnce(t *testing.T) {
+	t.Parallel()
+	url := backendCases[2].newURL(t)
+	for i := range 100 {
+		b, err := Open(ctxT(t), url, quiet)
+		if err != nil {
+			t.Fatalf("open %d right after a close: %v", i, err)
+		}
+		if err := b.Close(); err != nil {
+			t.Fatalf("close %d: %v", i, err)
+		}
+	}
+}
+
 // A database that a newer binary migrated is refused, naming both versions.
 func TestSchemaTooNew(t *testing.T) {
 	for _, bc := range backendCases {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"log/slog"
+	"time"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
@@ -16,6 +17,10 @@ import (
 // Advisory locks are per database: other databases on the server are free.
 const postgresLockKey int64 = 0x676f7665726e6f72 // "governor"
 
+// unlockTimeout bounds the statement that releases the advisory lock at
+// Close.
+const unlockTimeout = 5 * time.Second
+
 // Postgres is the Backend for fleets: a PostgreSQL database reached with
 // pgx. Each Append is one INSERT … SELECT FROM unnest statement, so one round
 // trip and one transaction whatever the batch size. It holds a session
@@ -25,6 +30,7 @@ type Postgres struct {
 	where  string // the URL without its password
 	pool   *pgxpool.Pool
 	lock   *pgxpool.Conn // holds the advisory lock until Close
+	locked bool          // lock holds the advisory lock: Close unlocks it
 	ledger ledger
 }
 
@@ -60,6 +66,7 @@ func (p *Postgres) init(ctx context.Context, log *slog.Logger) error {
 	if !got {
 		return errors.New("the database is in use by another governord (its advisory lock is held)")
 	}
+	p.locked = true
 	db := stdlib.OpenDBFromPool(p.pool)
 	err = migrate(ctx, db, goose.DialectPostgres, "postgres", p.where, log)
 	if cerr := db.Close(); err == nil {

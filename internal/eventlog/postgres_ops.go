@@ -79,14 +79,23 @@ func (p *Postgres) Load(ctx context.Context, restore func(*Snapshot) error, repl
 }
 
 // Close implements Backend: it releases the advisory lock and every
-// connection.
+// connection. The lock is released explicitly, before its connection
+// closes, because the server frees a closed connection's locks only once
+// it has noticed the disconnect: an immediate reopen would find it held.
 func (p *Postgres) Close() error {
+	var err error
 	if p.lock != nil {
+		if p.locked {
+			ctx, cancel := context.WithTimeout(context.Background(), unlockTimeout)
+			_, err = p.lock.Exec(ctx, "SELECT pg_advisory_unlock($1)", postgresLockKey)
+			cancel()
+			p.locked = false
+		}
 		p.lock.Release()
 		p.lock = nil
 	}
 	if p.pool != nil {
 		p.pool.Close()
 	}
-	return nil
+	return p.wrap("close", err)
 }
