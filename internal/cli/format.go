@@ -32,11 +32,14 @@ func line(n *governorv1.NodeInfo) string {
 	}
 	for _, name := range slices.Sorted(maps.Keys(n.GetClasses())) {
 		c := n.GetClasses()[name]
+		text := fmt.Sprintf("[%s] %d held", name, c.GetHeld())
 		if c.Limit != nil {
-			parts = append(parts, fmt.Sprintf("[%s] %d/%d held", name, c.GetHeld(), c.GetLimit()))
-		} else {
-			parts = append(parts, fmt.Sprintf("[%s] %d held", name, c.GetHeld()))
+			text = fmt.Sprintf("[%s] %d/%d held", name, c.GetHeld(), c.GetLimit())
 		}
+		if w := c.GetWaiting(); w > 0 {
+			text += fmt.Sprintf(", %d waiting", w)
+		}
+		parts = append(parts, text)
 	}
 	if d := n.GetDeadline(); d != nil {
 		parts = append(parts, "deadline "+d.AsTime().UTC().Format(time.RFC3339))

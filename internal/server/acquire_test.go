@@ -110,3 +110,37 @@ func TestCloseEndsWaits(t *testing.T) {
 		t.Fatalf("Close left a waiter in the queue: %+v", st)
 	}
 }
+
+// TestGetNodeShowsWaiting: GetNode counts the acquires queued on a node,
+// and the count falls when one gives up.
+func TestGetNodeShowsWaiting(t *testing.T) {
+	e := newEnv(t, sqliteURL(t))
+	ctx := context.Background()
+	holder, _ := fill(t, e)
+	waiting := func() int64 {
+		res, err := holder.GetNode(ctx, connect.NewRequest(&governorv1.GetNodeRequest{}))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return res.Msg.Node.GetClasses()["db"].GetWaiting()
+	}
+	if n := waiting(); n != 0 {
+		t.Fatalf("waiting %d before anyone queued", n)
+	}
+	waiter, _ := e.session(keyA)
+	wctx, cancel := context.WithCancel(ctx)
+	done := make(chan error, 1)
+	go func() {
+		done <- call(waiter.Acquire(wctx, connect.NewRequest(&governorv1.AcquireRequest{Class: "db"})))
+	}()
+	eventually(t, "the acquire to queue", func() bool { return e.store.Engine.Stats().Waiting["db"] == 1 })
+	if n := waiting(); n != 1 {
+		t.Fatalf("GetNode shows %d waiting, want the 1 queued", n)
+	}
+	cancel()
+	<-done
+	eventually(t, "the waiter to leave", func() bool { return e.store.Engine.Stats().Waiting["db"] == 0 })
+	if n := waiting(); n != 0 {
+		t.Fatalf("GetNode shows %d waiting after the waiter left", n)
+	}
+}

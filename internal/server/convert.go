@@ -69,7 +69,7 @@ func nodeInfo(inf engine.NodeInfo, tenant string) *governorv1.NodeInfo {
 	if len(inf.Limits) > 0 {
 		out.Classes = make(map[string]*governorv1.ClassUsage, len(inf.Limits))
 		for c, l := range inf.Limits {
-			u := &governorv1.ClassUsage{Held: l.Held}
+			u := &governorv1.ClassUsage{Held: l.Held, Waiting: int64(l.Waiting)}
 			if l.Limited {
 				u.Limit = &l.Limit
 			}

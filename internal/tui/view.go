@@ -77,6 +77,9 @@ func usage(n *governorv1.NodeInfo) string {
 		if c.Limit != nil {
 			text = fmt.Sprintf("[%s] %d/%d", name, c.GetHeld(), c.GetLimit())
 		}
+		if w := c.GetWaiting(); w > 0 {
+			text += fmt.Sprintf(" +%d waiting", w)
+		}
 		parts = append(parts, levelStyles[levelOf(c.GetHeld(), c.Limit)].Render(text))
 	}
 	if len(parts) == 0 {
