@@ -1,7 +1,5 @@
 package engine
 
-import "sort"
-
 // applyLocked makes the change an event records. Live operations and replay
 // both come through here. It returns an error only for an event that does not
 // fit the tree, which in replay means the record is corrupt.
@@ -97,6 +95,7 @@ func (e *Engine) applyNodeCreated(ev *Event) error {
 		p.byName = make(map[string]*node)
 	}
 	p.children[n.id] = n
+	p.order.add(n)
 	p.byName[n.name] = n
 	e.nodes[n.id] = n
 	e.next = n.id + 1
@@ -181,6 +180,7 @@ func (e *Engine) applyNodesRemoved(ev *Event) error {
 			prs.settled += rs.used
 		}
 		delete(p.children, n.id)
+		p.order.remove(n.id)
 		if p.byName[n.name] == n {
 			p.byName[n.name] = newestNamed(p, n.name)
 			if p.byName[n.name] == nil {
@@ -226,8 +226,4 @@ func (e *Engine) applyDefaultsSet(ev *Event) error {
 	n.defaults = cloneDefaults(*ev.Defaults)
 	e.markNode(n)
 	return nil
-}
-
-func sortInfos(infos []NodeInfo) {
-	sort.Slice(infos, func(i, j int) bool { return infos[i].ID < infos[j].ID })
 }

@@ -519,7 +519,7 @@ func (h *history) editRate(c *Call, n ID) {
 }
 
 func (h *history) describe(n ID) NodeInfo {
-	inf, _, err := h.e.Describe(&Call{}, n, false)
+	inf, _, _, err := h.e.Describe(&Call{}, n, nil)
 	must(h.t, err)
 	return inf
 }
@@ -684,7 +684,7 @@ func (h *history) keyRate() Rate {
 
 func (h *history) opDescribe() {
 	s := h.live()
-	_, _, _ = h.e.Describe(&Call{Session: s}, h.nodeFor(s), true)
+	_, _, _, _ = h.e.Describe(&Call{Session: s}, h.nodeFor(s), &Page{})
 }
 
 // checkReplays rebuilds the engine three ways and compares each with the live

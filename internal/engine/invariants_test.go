@@ -13,7 +13,7 @@ import (
 func checkState(e *Engine) error {
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	for _, check := range []func(*Engine) error{checkI2Usage, checkI3Held, checkI6Leases, checkI7Ended, checkI8WorkConserving, checkIDs, checkStats} {
+	for _, check := range []func(*Engine) error{checkI2Usage, checkI3Held, checkI6Leases, checkI7Ended, checkI8WorkConserving, checkIDs, checkStats, checkChildOrder} {
 		if err := check(e); err != nil {
 			return err
 		}
@@ -362,6 +362,33 @@ func checkStats(e *Engine) error {
 	}
 	if rates != e.rateCaps {
 		return fmt.Errorf("stats: %d rate caps counted, %d in the tree", e.rateCaps, rates)
+	}
+	return nil
+}
+
+// checkChildOrder: the children Describe pages through are exactly the
+// node's children, in ascending id order, with the holes counted right and
+// never more than the children.
+func checkChildOrder(e *Engine) error {
+	for _, n := range e.nodes {
+		o := &n.order
+		live, holes := 0, 0
+		for i, ch := range o.kids {
+			if i > 0 && o.ids[i-1] >= o.ids[i] {
+				return fmt.Errorf("node %d orders child %d after %d", n.id, o.ids[i], o.ids[i-1])
+			}
+			if ch == nil {
+				holes++
+				continue
+			}
+			if ch.id != o.ids[i] || n.children[ch.id] != ch {
+				return fmt.Errorf("node %d pages child %d, which is not its child %d", n.id, ch.id, o.ids[i])
+			}
+			live++
+		}
+		if live != len(n.children) || holes != o.holes || len(o.ids) != len(o.kids) || 2*holes > len(o.ids) {
+			return fmt.Errorf("node %d pages %d children with %d holes (counted %d), has %d", n.id, live, holes, o.holes, len(n.children))
+		}
 	}
 	return nil
 }

@@ -185,6 +185,7 @@ func (e *Engine) forgetKeyLocked(n *node) {
 		}
 	}
 	delete(p.children, n.id)
+	p.order.remove(n.id)
 	if p.byName[n.name] == n {
 		p.byName[n.name] = newestNamed(p, n.name)
 		if p.byName[n.name] == nil {

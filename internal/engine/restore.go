@@ -109,6 +109,7 @@ func (e *Engine) linkNode(n *node, parent ID) error {
 		p.byName = make(map[string]*node)
 	}
 	p.children[n.id] = n
+	p.order.add(n)
 	p.byName[n.name] = n
 	return nil
 }

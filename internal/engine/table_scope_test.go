@@ -60,7 +60,7 @@ func TestOutsideScope(t *testing.T) {
 		{"cancel", func(w *scopeWorld, c *Call, id ID) error { return w.f.e.Cancel(c, id) }},
 		{"close", func(w *scopeWorld, c *Call, id ID) error { return w.f.e.Close(c, id) }},
 		{"describe", func(w *scopeWorld, c *Call, id ID) error {
-			_, _, err := w.f.e.Describe(c, id, true)
+			_, _, _, err := w.f.e.Describe(c, id, &Page{})
 			return err
 		}},
 		{"set quota", func(w *scopeWorld, c *Call, id ID) error { return w.f.e.SetQuota(c, id, "http", ptr(1)) }},
@@ -118,7 +118,7 @@ func TestNodeZeroIsScope(t *testing.T) {
 		scope ID
 	}{{"tenant session", w.sa, w.a}, {"task session", w.saTask, w.aTask}} {
 		c := &Call{Session: sc.sess}
-		inf, _, err := f.e.Describe(c, 0, false)
+		inf, _, _, err := f.e.Describe(c, 0, nil)
 		if err != nil || inf.ID != sc.scope {
 			t.Fatalf("%s: describe 0 gave %d, %v; want %d", sc.name, inf.ID, err, sc.scope)
 		}
@@ -135,7 +135,7 @@ func TestNodeZeroIsScope(t *testing.T) {
 			t.Fatalf("%s: acquire on 0: node %d, %v; want %d", sc.name, l.Node, err, sc.scope)
 		}
 	}
-	if _, _, err := f.e.Describe(f.sys(), 0, false); !errors.Is(err, ErrNotFound) {
+	if _, _, _, err := f.e.Describe(f.sys(), 0, nil); !errors.Is(err, ErrNotFound) {
 		t.Fatalf("the daemon's node 0: %v, want %v", err, ErrNotFound)
 	}
 }

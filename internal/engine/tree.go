@@ -262,32 +262,56 @@ func (e *Engine) end(c *Call, id ID, st State) error {
 	return nil
 }
 
-// Describe returns a node and, if asked, its children.
-func (e *Engine) Describe(c *Call, id ID, children bool) (NodeInfo, []NodeInfo, error) {
+// Page selects part of a node's children for Describe: those with ids above
+// After, in id order, at most Size of them.
+type Page struct {
+	After ID
+	Size  int // 0: DefaultPageSize; at most MaxPageSize
+}
+
+// DefaultPageSize and MaxPageSize bound the children one Describe copies, so
+// that a describe holds the engine lock for O(log children + page), whatever
+// the node's width.
+const (
+	DefaultPageSize = 1000
+	MaxPageSize     = 5000
+)
+
+// Describe returns a node and, when page is not nil, one page of its
+// children (the active ones and those ended within their retention) and the
+// After of the next page: 0 when this page is the last.
+func (e *Engine) Describe(c *Call, id ID, page *Page) (NodeInfo, []NodeInfo, ID, error) {
+	size := DefaultPageSize
+	if page != nil && page.Size != 0 {
+		if page.Size < 0 || page.Size > MaxPageSize {
+			return NodeInfo{}, nil, 0, invalid("page_size", "must be 1 to %d, or 0 for %d, got %d", MaxPageSize, DefaultPageSize, page.Size)
+		}
+		size = page.Size
+	}
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	now := e.nowLocked()
 	defer e.finishLocked(c, now)
 	_, n, err := e.callerLocked(c, id, now)
 	if err != nil {
-		return NodeInfo{}, nil, err
+		return NodeInfo{}, nil, 0, err
 	}
 	if err := e.activeLocked(n, now); err != nil && err != ErrNodeEnded {
-		return NodeInfo{}, nil, err
+		return NodeInfo{}, nil, 0, err
 	}
-	if !children {
-		return n.info(now), nil, nil
+	if page == nil {
+		return n.info(now), nil, 0, nil
 	}
-	for _, ch := range n.children {
+	kids, next := n.order.page(page.After, size)
+	for _, ch := range kids {
 		if ch.pastDeadline(now) {
 			e.reapDueLocked(now)
 			break
 		}
 	}
-	kids := make([]NodeInfo, 0, len(n.children))
-	for _, ch := range n.children {
-		kids = append(kids, ch.info(now))
+	infos := make([]NodeInfo, len(kids))
+	for i, ch := range kids {
+		infos[i] = ch.info(now)
 	}
-	sortInfos(kids)
-	return n.info(now), kids, nil
+	return n.info(now), infos, next, nil
 }

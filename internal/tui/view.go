@@ -106,7 +106,7 @@ func defaultsText(d *governorv1.Defaults) string {
 	return strings.Join(parts, "; ")
 }
 
-const help = "↑↓ move  enter open  esc back  e edit caps  d defaults  c cancel  r refresh  q quit"
+const help = "↑↓ move  enter open  esc back  n/p next/previous page  e edit caps  d defaults  c cancel  r refresh  q quit"
 
 // View draws the screen.
 func (m Model) View() string {
@@ -160,6 +160,9 @@ func (m Model) viewChildren(b *strings.Builder) {
 		} else {
 			b.WriteString("  " + row + "\n")
 		}
+	}
+	if f := m.here(); m.next != 0 || len(f.back) > 0 {
+		b.WriteString(dimStyle.Render(fmt.Sprintf("page %d of the %d children; n next, p previous", len(f.back)+1, m.node.GetChildrenCount())) + "\n")
 	}
 }
 
