@@ -39,22 +39,31 @@ func historySize() (histories, steps int) {
 // record's writer does after each commit.
 func TestRandomHistories(t *testing.T) {
 	histories, steps := historySize()
-	var forgotten atomic.Int64
+	var forgotten, stepped atomic.Int64
 	t.Cleanup(func() {
 		if histories*steps >= 10_000 && forgotten.Load() == 0 {
 			t.Errorf("no history forgot an idle key")
 		}
-		t.Logf("idle keys forgotten: %d", forgotten.Load())
+		if histories*steps >= 10_000 && stepped.Load() == 0 {
+			t.Errorf("no history ended a subtree in steps")
+		}
+		t.Logf("idle keys forgotten: %d; nodes ended in later steps: %d", forgotten.Load(), stepped.Load())
 	})
 	for seed := range histories {
 		t.Run(fmt.Sprint("seed=", seed), func(t *testing.T) {
 			t.Parallel()
 			h := newHistory(t, uint64(seed))
+			if seed%3 == 1 {
+				h.e.endStep = 2 // every subtree of two nodes or more ends in steps
+			}
 			h.run(steps)
 			h.checkReplays()
 			for _, ev := range h.rec.events {
-				if ev.Kind == KindKeysForgotten {
+				switch ev.Kind {
+				case KindKeysForgotten:
 					forgotten.Add(int64(len(ev.IDs)))
+				case KindNodesEnded:
+					stepped.Add(int64(len(ev.IDs)))
 				}
 			}
 		})

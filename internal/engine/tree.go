@@ -47,6 +47,9 @@ func (n *node) info(now int64) NodeInfo {
 	if n.parent != nil {
 		inf.Parent = n.parent.id
 	}
+	if n.state == Active {
+		inf.State, inf.Ended = n.endingAs()
+	}
 	if len(n.res) > 0 {
 		inf.Quotas = make(map[string]QuotaInfo, len(n.res))
 		for r, rs := range n.res {
@@ -100,7 +103,7 @@ func (e *Engine) activeLocked(n *node, now int64) error {
 	if n.pastDeadline(now) {
 		e.reapDueLocked(now)
 	}
-	if n.state != Active {
+	if n.state != Active || n.endedAbove() {
 		return ErrNodeEnded
 	}
 	return nil
@@ -119,8 +122,8 @@ func (e *Engine) expireDeadlineLocked(n *node, instant, now int64) {
 			top = a
 		}
 	}
-	if top != nil {
-		e.emitLocked(&Event{Kind: KindNodeEnded, Node: top.id, State: DeadlineExceeded}, now)
+	if top != nil && !top.endedAbove() {
+		e.emitEndLocked(&Event{}, top, DeadlineExceeded, now)
 	}
 }
 
@@ -229,10 +232,23 @@ func (e *Engine) stampLocked(ev *Event, s *session, c *Call, h uint64) {
 }
 
 // Cancel ends a node and its subtree as Cancelled.
-func (e *Engine) Cancel(c *Call, id ID) error { return e.end(c, id, Cancelled) }
+// A wide subtree ends a step at a time (see ending.go); Cancel answers once
+// every step is taken.
+func (e *Engine) Cancel(c *Call, id ID) error { return e.endAll(c, id, Cancelled) }
 
 // Close ends a node as Done; the active nodes beneath it are cancelled.
-func (e *Engine) Close(c *Call, id ID) error { return e.end(c, id, Done) }
+// Like Cancel, it answers once the whole subtree has ended.
+func (e *Engine) Close(c *Call, id ID) error { return e.endAll(c, id, Done) }
+
+// endAll ends a node and takes the steps left of ending its subtree,
+// releasing the lock between steps.
+func (e *Engine) endAll(c *Call, id ID, st State) error {
+	if err := e.end(c, id, st); err != nil {
+		return err
+	}
+	e.finishEnds(c)
+	return nil
+}
 
 func (e *Engine) end(c *Call, id ID, st State) error {
 	if err := validRequest(c); err != nil {
@@ -256,9 +272,9 @@ func (e *Engine) end(c *Call, id ID, st State) error {
 	if err := e.activeLocked(n, now); err != nil {
 		return err
 	}
-	ev := &Event{Kind: KindNodeEnded, Node: n.id, State: st}
+	ev := &Event{}
 	e.stampLocked(ev, s, c, h)
-	e.emitLocked(ev, now)
+	e.emitEndLocked(ev, n, st, now)
 	return nil
 }
 
