@@ -1,5 +1,7 @@
 package engine
 
+import "runtime"
+
 // Ending a wide subtree in steps.
 //
 // A node whose subtree holds fewer than endStep nodes ends with it in one
@@ -54,15 +56,15 @@ func (e *Engine) stepSize() int {
 // wide reports whether n's subtree, n included, has at least stepSize nodes;
 // it looks at no more than that many.
 func (e *Engine) wide(n *node) bool {
-	left := e.stepSize()
+	left := e.stepSize() - 1
 	stack := []*node{n}
 	for len(stack) > 0 {
 		m := stack[len(stack)-1]
 		stack = stack[:len(stack)-1]
-		if left--; left == 0 {
-			return true
-		}
 		for _, ch := range m.children {
+			if left--; left <= 0 {
+				return true
+			}
 			stack = append(stack, ch)
 		}
 	}
@@ -181,8 +183,10 @@ func (e *Engine) endingInside(n *node) bool {
 }
 
 // finishEnds takes the steps left of every subtree being ended, each under
-// the lock on its own, so other calls run between them; c.Seq ends at the
-// last. It returns how many events the steps emitted.
+// the lock on its own, so other calls run between them (it yields its
+// processor after each step, so a call waiting for the lock gets it before
+// the next step does); c.Seq ends at the last. It returns how many events
+// the steps emitted.
 func (e *Engine) finishEnds(c *Call) int {
 	events := 0
 	for {
@@ -200,5 +204,6 @@ func (e *Engine) finishEnds(c *Call) int {
 		if !more {
 			return events
 		}
+		runtime.Gosched()
 	}
 }
