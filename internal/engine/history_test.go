@@ -585,11 +585,11 @@ func (h *history) opOutside() {
 	default:
 		err = h.e.SetDefaults(c, target, Defaults{})
 	}
-	if errors.Is(err, ErrSessionEnded) || errors.Is(err, ErrNotFound) {
-		return // the session lapsed, or the other tenant was removed
+	if errors.Is(err, ErrSessionEnded) {
+		return // the session lapsed
 	}
-	if !errors.Is(err, ErrForbidden) {
-		h.t.Fatalf("step %d: a call outside the scope returned %v, want ErrForbidden", h.step, err)
+	if !errors.Is(err, ErrNotFound) {
+		h.t.Fatalf("step %d: a call outside the scope returned %v, want ErrNotFound", h.step, err)
 	}
 	if h.e.Seq() != before || h.queued() != queued {
 		h.t.Fatalf("step %d: a refused call outside the scope changed the engine", h.step)

@@ -2,6 +2,7 @@ package engine
 
 import (
 	"errors"
+	"fmt"
 	"testing"
 	"time"
 )
@@ -32,8 +33,10 @@ func newScopeWorld(t *testing.T) *scopeWorld {
 }
 
 // TestOutsideScope checks that every call naming a node outside the caller's
-// scope is refused with ErrForbidden and changes nothing at all, request ids
-// included, and that a lease outside the scope is unknown to it.
+// scope is refused with ErrNotFound, word for word as for an id never
+// issued, so that no call tells another tenant's node from an unused id,
+// and changes nothing at all, request ids included; and that a lease outside
+// the scope is unknown to it.
 func TestOutsideScope(t *testing.T) {
 	type op func(w *scopeWorld, c *Call, id ID) error
 	ops := []struct {
@@ -89,10 +92,15 @@ func TestOutsideScope(t *testing.T) {
 				w := newScopeWorld(t)
 				before := w.f.e.Dump()
 				c := &Call{Session: tg.caller(w), Request: "req-1"}
-				if err := o.op(w, c, tg.target(w)); !errors.Is(err, ErrForbidden) {
-					t.Fatalf("got %v, want %v", err, ErrForbidden)
+				err := o.op(w, c, tg.target(w))
+				if !errors.Is(err, ErrNotFound) {
+					t.Fatalf("got %v, want %v", err, ErrNotFound)
 				}
 				sameState(t, w.f.e, before)
+				unused := o.op(w, &Call{Session: tg.caller(w), Request: "req-2"}, 1<<40)
+				if fmt.Sprintf("%#v", unused) != fmt.Sprintf("%#v", err) {
+					t.Fatalf("a node outside the scope answers %#v, an unused id %#v", err, unused)
+				}
 			})
 		}
 	}

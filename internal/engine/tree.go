@@ -76,11 +76,8 @@ func (e *Engine) resolveLocked(s *session, id ID) (*node, error) {
 		return s.scope, nil
 	}
 	n := e.nodes[id]
-	if n == nil {
-		return nil, ErrNotFound
-	}
-	if s != nil && !n.within(s.scope) {
-		return nil, ErrForbidden
+	if n == nil || s != nil && !n.within(s.scope) {
+		return nil, ErrNotFound // the same for a node outside the scope as for an unused id
 	}
 	return n, nil
 }

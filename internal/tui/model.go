@@ -169,7 +169,7 @@ func (m Model) onKey(k tea.KeyMsg) (tea.Model, tea.Cmd) {
 		}
 	case "enter":
 		if c := m.selected(); c != nil {
-			m.path = append(m.path, frame{id: c.GetId(), name: c.GetName()})
+			m.path = append(m.path, frame{id: c.GetId(), name: displayName(c)})
 			m.node, m.children, m.status = nil, nil, ""
 			return m, m.load()
 		}
@@ -206,7 +206,7 @@ func (m Model) onKey(k tea.KeyMsg) (tea.Model, tea.Cmd) {
 		switch c := m.selected(); {
 		case c == nil:
 		case c.GetState() != governorv1.NodeState_NODE_STATE_ACTIVE:
-			m.status = c.GetName() + " has already ended"
+			m.status = displayName(c) + " has already ended"
 		default:
 			m.mode, m.status = confirming, ""
 		}
@@ -246,7 +246,7 @@ func (m Model) onConfirmKey(k tea.KeyMsg) (tea.Model, tea.Cmd) {
 		m.status = "not cancelled"
 		return m, nil
 	}
-	id, name := c.GetId(), c.GetName()
+	id, name := c.GetId(), displayName(c)
 	return m, apply(name+" cancelled", []func(context.Context) error{func(ctx context.Context) error {
 		_, err := m.api.CancelNode(ctx, connect.NewRequest(&governorv1.CancelNodeRequest{NodeId: id, Reason: "cancelled in governor ui"}))
 		return err
@@ -302,7 +302,7 @@ func defaultsCall(api API, n *governorv1.NodeInfo, changes []change) func(contex
 func nameOf(nodes []*governorv1.NodeInfo, id uint64) string {
 	for _, n := range nodes {
 		if n.GetId() == id {
-			return n.GetName()
+			return displayName(n)
 		}
 	}
 	return "the node"
