@@ -28,9 +28,10 @@ var (
 	// ErrLeaseLost: the lease expired, was revoked with its node, or is not
 	// the caller's.
 	ErrLeaseLost = errors.New("governor: lease lost")
-	// ErrForbidden: the node lies outside the key's scope.
+	// ErrForbidden: the call may not end or re-cap the key's own scope node.
 	ErrForbidden = errors.New("governor: forbidden")
-	// ErrNotFound: the node does not exist (any more).
+	// ErrNotFound: the node does not exist (any more), or lies outside the
+	// key's scope: governord answers the two alike.
 	ErrNotFound = errors.New("governor: not found")
 	// ErrInvalid: an argument was refused; the message names the field and
 	// what it allows.

@@ -80,8 +80,8 @@ func TestErrorsMatchTheirSentinels(t *testing.T) {
 		t.Errorf("dial with a TTL below the server's minimum: %v, want ErrInvalid", err)
 	}
 	foreign := &Task{c: c, id: 1, name: "root", ctx: ctx}
-	if _, err := Consume(context.WithValue(ctx, taskKey{}, foreign), "x", 1); !errors.Is(err, ErrForbidden) {
-		t.Errorf("consume on the root: %v, want ErrForbidden", err)
+	if _, err := Consume(context.WithValue(ctx, taskKey{}, foreign), "x", 1); !errors.Is(err, ErrNotFound) {
+		t.Errorf("consume on the root, outside the key's scope: %v, want ErrNotFound", err)
 	}
 	missing := &Task{c: c, id: 1 << 40, name: "gone", ctx: ctx, cancel: func(error) {}}
 	if _, err := Consume(context.WithValue(ctx, taskKey{}, missing), "x", 1); !errors.Is(err, ErrNotFound) {

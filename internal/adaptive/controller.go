@@ -127,7 +127,7 @@ func (c *Controller) initLocked(ctx context.Context, cl *class) (bool, error) {
 
 // rootLimit reads the root's limit on class.
 func (c *Controller) rootLimit(class string) (int64, bool, error) {
-	root, _, err := c.store.Engine.Describe(&engine.Call{}, engine.RootID, false)
+	root, _, _, err := c.store.Engine.Describe(&engine.Call{}, engine.RootID, nil)
 	if err != nil {
 		return 0, false, fmt.Errorf("read the root's limit on %q: %w", class, err)
 	}

@@ -122,7 +122,7 @@ func (r *rig) use(sess, node engine.ID, class string, rep engine.Report) {
 // limit returns the root's limit on class, and whether there is one.
 func (r *rig) limit(class string) (int64, bool) {
 	r.t.Helper()
-	root, _, err := r.store.Engine.Describe(&engine.Call{}, engine.RootID, false)
+	root, _, _, err := r.store.Engine.Describe(&engine.Call{}, engine.RootID, nil)
 	must(r.t, err)
 	li := root.Limits[class]
 	return li.Limit, li.Limited

@@ -15,13 +15,15 @@ import (
 	"governor.dev/governor/internal/gen/governor/v1/governorv1connect"
 )
 
-// tree is a node and its children, as describe prints it.
+// tree is a node and a page of its children, as describe prints it.
 type tree struct {
 	node     *governorv1.NodeInfo
 	children []*tree
+	next     uint64 // the cursor of the next page of children; 0: none
 }
 
-// MarshalJSON writes {"node": NodeInfo in its JSON form, "children": [...]}.
+// MarshalJSON writes {"node": NodeInfo in its JSON form, "children": [...],
+// "next_cursor": N}, the cursor only when more children follow.
 func (t *tree) MarshalJSON() ([]byte, error) {
 	node, err := protojson.Marshal(t.node)
 	if err != nil {
@@ -30,17 +32,27 @@ func (t *tree) MarshalJSON() ([]byte, error) {
 	return json.Marshal(struct {
 		Node     json.RawMessage `json:"node"`
 		Children []*tree         `json:"children,omitempty"`
-	}{node, t.children})
+		Next     uint64          `json:"next_cursor,omitempty"`
+	}{node, t.children, t.next})
+}
+
+// page selects which children describe reads: the node's from cursor on,
+// every other level's from its first; size of them at each level.
+type page struct {
+	size   uint32
+	cursor uint64
 }
 
 func newDescribe(conn *connFlags) *cobra.Command {
 	var output string
 	var depth int
+	var pg page
 	cmd := &cobra.Command{
 		Use:   "describe [NODE]",
 		Short: "Show a node (default: your scope) and its descendants with their use against their caps",
 		Long: "NODE is a node id, \".\" for your scope, or a path of child names from your scope such as\n" +
-			"team-a/claude:SESSION.",
+			"team-a/claude:SESSION. Children are shown a page at a time, in id order; when more follow,\n" +
+			"the last line gives the --cursor that shows the next page.",
 		Args: args(cobra.MaximumNArgs(1)),
 		RunE: func(cmd *cobra.Command, a []string) error {
 			if output != "text" && output != "json" {
@@ -54,7 +66,7 @@ func newDescribe(conn *connFlags) *cobra.Command {
 				if err != nil {
 					return err
 				}
-				t, err := load(ctx, api, id, depth)
+				t, err := load(ctx, api, id, depth, pg)
 				if err != nil {
 					return err
 				}
@@ -70,20 +82,24 @@ func newDescribe(conn *connFlags) *cobra.Command {
 	}
 	cmd.Flags().StringVarP(&output, "output", "o", "text", "text or json")
 	cmd.Flags().IntVar(&depth, "depth", 1, "levels of descendants to show: 0 for the node alone")
+	cmd.Flags().Uint32Var(&pg.size, "page-size", 0, "children shown per node: 0 for governord's default (1000), at most 5000")
+	cmd.Flags().Uint64Var(&pg.cursor, "cursor", 0, "show the node's children after this cursor, as a previous page's last line gives it")
 	return cmd
 }
 
-// load reads a node and depth levels of its descendants.
-func load(ctx context.Context, api governorv1connect.GovernorServiceClient, id uint64, depth int) (*tree, error) {
-	res, err := api.GetNode(ctx, connect.NewRequest(&governorv1.GetNodeRequest{NodeId: id, IncludeChildren: depth > 0}))
+// load reads a node and depth levels of its descendants, a page of children
+// at each level.
+func load(ctx context.Context, api governorv1connect.GovernorServiceClient, id uint64, depth int, pg page) (*tree, error) {
+	req := &governorv1.GetNodeRequest{NodeId: id, IncludeChildren: depth > 0, PageSize: pg.size, Cursor: pg.cursor}
+	res, err := api.GetNode(ctx, connect.NewRequest(req))
 	if err != nil {
 		return nil, err
 	}
-	t := &tree{node: res.Msg.GetNode()}
+	t := &tree{node: res.Msg.GetNode(), next: res.Msg.GetNextCursor()}
 	for _, c := range res.Msg.GetChildren() {
 		child := &tree{node: c}
 		if depth > 1 && c.GetChildrenCount() > 0 {
-			if child, err = load(ctx, api, c.GetId(), depth-1); err != nil {
+			if child, err = load(ctx, api, c.GetId(), depth-1, page{size: pg.size}); err != nil {
 				return nil, err
 			}
 		}
@@ -100,6 +116,9 @@ func printTree(w io.Writer, t *tree, level int) {
 	}
 	for _, c := range t.children {
 		printTree(w, c, level+1)
+	}
+	if t.next != 0 {
+		fmt.Fprintf(w, "%s  … more of its %d children: --cursor %d\n", indent, t.node.GetChildrenCount(), t.next)
 	}
 }
 

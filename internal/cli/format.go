@@ -8,6 +8,7 @@ import (
 	"time"
 
 	governorv1 "governor.dev/governor/internal/gen/governor/v1"
+	"governor.dev/governor/internal/printable"
 )
 
 // stateWords names node states the way the screen and describe print them.
@@ -47,11 +48,13 @@ func line(n *governorv1.NodeInfo) string {
 	return strings.Join(parts, "  ")
 }
 
+// displayName is a node's name as printed: control characters and other
+// runes a terminal would act on are escaped.
 func displayName(n *governorv1.NodeInfo) string {
 	if n.GetDepth() == 0 {
 		return "(root)"
 	}
-	return n.GetName()
+	return printable.Name(n.GetName())
 }
 
 // defaultsLine describes the defaults a node gives its new children; empty

@@ -24,21 +24,41 @@ func resolve(ctx context.Context, api governorv1connect.GovernorServiceClient, a
 	}
 	var id uint64
 	for _, name := range strings.Split(strings.Trim(arg, "/"), "/") {
-		res, err := api.GetNode(ctx, connect.NewRequest(&governorv1.GetNodeRequest{NodeId: id, IncludeChildren: true}))
+		node, child, err := findChild(ctx, api, id, name)
 		if err != nil {
 			return 0, err
 		}
-		child := pick(res.Msg.GetChildren(), name)
 		if child == nil {
-			return 0, usagef("node %q has no child named %q (NODE is an id, \".\" for your scope, or a path of names such as team-a/claude:SESSION)", res.Msg.GetNode().GetName(), name)
+			return 0, usagef("node %q has no child named %q (NODE is an id, \".\" for your scope, or a path of names such as team-a/claude:SESSION)", node.GetName(), name)
 		}
 		id = child.GetId()
 	}
 	return id, nil
 }
 
-func pick(children []*governorv1.NodeInfo, name string) *governorv1.NodeInfo {
+// findChild reads every page of a node's children and picks the one called
+// name; it returns the node too.
+func findChild(ctx context.Context, api governorv1connect.GovernorServiceClient, id uint64, name string) (*governorv1.NodeInfo, *governorv1.NodeInfo, error) {
 	var best *governorv1.NodeInfo
+	req := &governorv1.GetNodeRequest{NodeId: id, IncludeChildren: true, PageSize: maxPageSize}
+	for {
+		res, err := api.GetNode(ctx, connect.NewRequest(req))
+		if err != nil {
+			return nil, nil, err
+		}
+		best = pick(best, res.Msg.GetChildren(), name)
+		if req.Cursor = res.Msg.GetNextCursor(); req.Cursor == 0 {
+			return res.Msg.GetNode(), best, nil
+		}
+	}
+}
+
+// maxPageSize is the largest page of children governord hands out.
+const maxPageSize = 5000
+
+// pick returns, of best and the children called name, the active one, else
+// the newest.
+func pick(best *governorv1.NodeInfo, children []*governorv1.NodeInfo, name string) *governorv1.NodeInfo {
 	for _, c := range children {
 		if c.GetName() != name {
 			continue

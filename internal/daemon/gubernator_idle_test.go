@@ -26,7 +26,7 @@ func TestGubernatorIdleKeysAreForgotten(t *testing.T) {
 	}
 	tenant := d.tenants["team-a"]
 	children := func() int {
-		_, kids, err := d.store.Engine.Describe(&engine.Call{}, tenant, true)
+		_, kids, _, err := d.store.Engine.Describe(&engine.Call{}, tenant, &engine.Page{})
 		if err != nil {
 			t.Fatal(err)
 		}

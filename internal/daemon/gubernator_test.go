@@ -227,12 +227,12 @@ func TestGubernatorGRPCClient(t *testing.T) {
 	if tenant.Children != 1 {
 		t.Errorf("team-a has %d children, want one, requests_per_sec: the invalid request made nothing", tenant.Children)
 	}
-	_, groups, err := d.store.Engine.Describe(&engine.Call{}, d.tenants["team-a"], true)
+	_, groups, _, err := d.store.Engine.Describe(&engine.Call{}, d.tenants["team-a"], &engine.Page{})
 	must(t, err)
 	var key *engine.NodeInfo
 	for _, g := range groups {
 		if g.Name == "requests_per_sec" {
-			_, keys, err := d.store.Engine.Describe(&engine.Call{}, g.ID, true)
+			_, keys, _, err := d.store.Engine.Describe(&engine.Call{}, g.ID, &engine.Page{})
 			must(t, err)
 			if len(keys) == 1 && keys[0].Name == "account:1" {
 				key = &keys[0]

@@ -200,7 +200,7 @@ func (s *seeder) defaults(inf engine.NodeInfo, where string, d config.Defaults) 
 
 func (s *seeder) describe(id engine.ID) (engine.NodeInfo, error) {
 	c := &engine.Call{}
-	inf, _, err := s.e.Describe(c, id, false)
+	inf, _, _, err := s.e.Describe(c, id, nil)
 	s.seq = max(s.seq, c.Seq)
 	if err != nil {
 		return inf, fmt.Errorf("describe node %d: %w", id, err)

@@ -47,7 +47,7 @@ func seed(t *testing.T, st *durable.Store, cfg *config.Config) map[string]engine
 
 func describe(t *testing.T, st *durable.Store, id engine.ID) engine.NodeInfo {
 	t.Helper()
-	inf, _, err := st.Engine.Describe(&engine.Call{}, id, false)
+	inf, _, _, err := st.Engine.Describe(&engine.Call{}, id, nil)
 	if err != nil {
 		t.Fatalf("describe %d: %v", id, err)
 	}

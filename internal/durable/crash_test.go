@@ -142,7 +142,7 @@ func verifyRecord(t *testing.T, url string, acks []ack, round int) {
 		}
 	}
 	for node, n := range charged {
-		inf, _, err := e.Describe(&engine.Call{}, node, false)
+		inf, _, _, err := e.Describe(&engine.Call{}, node, nil)
 		must(t, err)
 		q := inf.Quotas["http"]
 		if q.Used < n {

@@ -1,7 +1,5 @@
 package engine
 
-import "sort"
-
 // applyLocked makes the change an event records. Live operations and replay
 // both come through here. It returns an error only for an event that does not
 // fit the tree, which in replay means the record is corrupt.
@@ -44,6 +42,10 @@ func (e *Engine) applyLocked(ev *Event) error {
 		err = e.applyRateDrained(ev)
 	case KindKeysForgotten:
 		err = e.applyKeysForgotten(ev)
+	case KindNodeEnding:
+		err = e.applyNodeEnding(ev)
+	case KindNodesEnded:
+		err = e.applyNodesEnded(ev)
 	default:
 		err = corrupt("event %d has unknown kind %d", ev.Seq, ev.Kind)
 	}
@@ -97,6 +99,7 @@ func (e *Engine) applyNodeCreated(ev *Event) error {
 		p.byName = make(map[string]*node)
 	}
 	p.children[n.id] = n
+	p.order.add(n)
 	p.byName[n.name] = n
 	e.nodes[n.id] = n
 	e.next = n.id + 1
@@ -134,19 +137,49 @@ func minDeadline(a, b int64) int64 {
 }
 
 func (e *Engine) applyNodeEnded(ev *Event) error {
-	n := e.nodes[ev.Node]
-	if n == nil || n == e.root || n.state != Active || ev.State == Active || ev.State > DeadlineExceeded {
-		return corrupt("event %d ends unknown, root or ended node %d", ev.Seq, ev.Node)
+	n, err := e.endingNode(ev)
+	if err != nil {
+		return err
 	}
 	e.endTreeLocked(n, ev.State, ev.Time)
 	e.timers.pushRemoval(ev.Time, n.id)
 	return nil
 }
 
+// endingNode returns the node a KindNodeEnded or KindNodeEnding event ends,
+// if it can end: an active node, not the root, with no ended ancestor.
+func (e *Engine) endingNode(ev *Event) (*node, error) {
+	n := e.nodes[ev.Node]
+	if n == nil || n == e.root || n.state != Active || n.endedAbove() || ev.State == Active || ev.State > DeadlineExceeded {
+		return nil, corrupt("event %d ends unknown, root or ended node %d", ev.Seq, ev.Node)
+	}
+	return n, nil
+}
+
 // endTreeLocked ends n with state st and every active node beneath it: their
 // leases are revoked and their queued acquires fail. Below n, a node is
 // cancelled, or past its deadline if n is.
 func (e *Engine) endTreeLocked(n *node, st State, now int64) {
+	e.endNodeLocked(n, st, now)
+	below := belowState(st)
+	for _, ch := range n.children {
+		if ch.state == Active {
+			e.endTreeLocked(ch, below, now)
+		}
+	}
+}
+
+// belowState is how the nodes beneath a node that ended as st end.
+func belowState(st State) State {
+	if st == DeadlineExceeded {
+		return DeadlineExceeded
+	}
+	return Cancelled
+}
+
+// endNodeLocked ends n alone with state st at now: its leases are revoked
+// and its queued acquires fail.
+func (e *Engine) endNodeLocked(n *node, st State, now int64) {
 	n.state, n.ended = st, now
 	e.endedNodes++
 	e.markNode(n)
@@ -156,15 +189,6 @@ func (e *Engine) endTreeLocked(n *node, st State, now int64) {
 	for _, cs := range n.cls {
 		if cs.group != nil && cs.group.n > 0 {
 			e.failGroupLocked(cs.group, ErrNodeEnded)
-		}
-	}
-	below := Cancelled
-	if st == DeadlineExceeded {
-		below = DeadlineExceeded
-	}
-	for _, ch := range n.children {
-		if ch.state == Active {
-			e.endTreeLocked(ch, below, now)
 		}
 	}
 }
@@ -181,6 +205,7 @@ func (e *Engine) applyNodesRemoved(ev *Event) error {
 			prs.settled += rs.used
 		}
 		delete(p.children, n.id)
+		p.order.remove(n.id)
 		if p.byName[n.name] == n {
 			p.byName[n.name] = newestNamed(p, n.name)
 			if p.byName[n.name] == nil {
@@ -226,8 +251,4 @@ func (e *Engine) applyDefaultsSet(ev *Event) error {
 	n.defaults = cloneDefaults(*ev.Defaults)
 	e.markNode(n)
 	return nil
-}
-
-func sortInfos(infos []NodeInfo) {
-	sort.Slice(infos, func(i, j int) bool { return infos[i].ID < infos[j].ID })
 }

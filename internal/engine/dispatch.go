@@ -78,7 +78,9 @@ func fitsNode(n *node, class string) bool {
 }
 
 // serveOneLocked makes one grant, to the first tenant from the cursor that has
-// an acquire that fits, and reports whether it did.
+// an acquire that fits, and reports whether it did. An acquire that fits on
+// a node being ended a step at a time fails instead, with its group; that
+// counts as done too.
 func (e *Engine) serveOneLocked(cq *classQueue, now int64) bool {
 	tq := cq.cursor
 	for n := cq.size; n > 0 && cq.size > 0; n-- {
@@ -88,6 +90,10 @@ func (e *Engine) serveOneLocked(cq *classQueue, now int64) bool {
 			tq.deficit = 0
 			tq = next
 			continue
+		}
+		if g.node.endedAbove() {
+			e.failGroupLocked(g, ErrNodeEnded) // its node is being ended a step at a time
+			return true
 		}
 		cq.cursor = tq
 		if tq.deficit <= 0 {

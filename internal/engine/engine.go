@@ -38,6 +38,10 @@ type Engine struct {
 	dirty      dirtySet // entities changed since the last snapshot capture
 	captured   ID       // next at the last capture: an id at or above it is in no image yet
 	replay     bool     // applying recorded events: no waiters, no dispatch
+
+	ending  []endCursor // subtrees being ended a step at a time (see ending.go)
+	rescan  bool        // a restore or replay left ending unknown: find it again before the next step
+	endStep int         // nodes a step of ending looks at; 0: defaultEndStep
 }
 
 // Options are what an engine is built with.

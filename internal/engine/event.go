@@ -28,7 +28,9 @@ const (
 	KindRateReset      Kind = 16 // Node, Name: resource; the bucket is full again
 	KindRateDrained    Kind = 17 // Node, Name: resource, Amount: a refused charge that emptied the rate caps refusing it
 	KindKeysForgotten  Kind = 18 // IDs: idle key nodes (and group nodes they emptied), in the order they go
-	kindEnd            Kind = 19
+	KindNodeEnding     Kind = 19 // Node, State: the node ends; its subtree, too wide for one step, is ended by KindNodesEnded
+	KindNodesEnded     Kind = 20 // IDs: active nodes beneath an ended node, each ended as its ended parent makes it
+	kindEnd            Kind = 21
 )
 
 var kindNames = [...]string{
@@ -38,6 +40,7 @@ var kindNames = [...]string{
 	KindLeaseReleased: "lease_released", KindLeaseExpired: "lease_expired", KindQuotaSet: "quota_set",
 	KindLimitSet: "limit_set", KindDefaultsSet: "defaults_set", KindRateSet: "rate_set",
 	KindRateReset: "rate_reset", KindRateDrained: "rate_drained", KindKeysForgotten: "keys_forgotten",
+	KindNodeEnding: "node_ending", KindNodesEnded: "nodes_ended",
 }
 
 func (k Kind) String() string {

@@ -39,22 +39,31 @@ func historySize() (histories, steps int) {
 // record's writer does after each commit.
 func TestRandomHistories(t *testing.T) {
 	histories, steps := historySize()
-	var forgotten atomic.Int64
+	var forgotten, stepped atomic.Int64
 	t.Cleanup(func() {
 		if histories*steps >= 10_000 && forgotten.Load() == 0 {
 			t.Errorf("no history forgot an idle key")
 		}
-		t.Logf("idle keys forgotten: %d", forgotten.Load())
+		if histories*steps >= 10_000 && stepped.Load() == 0 {
+			t.Errorf("no history ended a subtree in steps")
+		}
+		t.Logf("idle keys forgotten: %d; nodes ended in later steps: %d", forgotten.Load(), stepped.Load())
 	})
 	for seed := range histories {
 		t.Run(fmt.Sprint("seed=", seed), func(t *testing.T) {
 			t.Parallel()
 			h := newHistory(t, uint64(seed))
+			if seed%3 == 1 {
+				h.e.endStep = 2 // every subtree of two nodes or more ends in steps
+			}
 			h.run(steps)
 			h.checkReplays()
 			for _, ev := range h.rec.events {
-				if ev.Kind == KindKeysForgotten {
+				switch ev.Kind {
+				case KindKeysForgotten:
 					forgotten.Add(int64(len(ev.IDs)))
+				case KindNodesEnded:
+					stepped.Add(int64(len(ev.IDs)))
 				}
 			}
 		})
@@ -519,7 +528,7 @@ func (h *history) editRate(c *Call, n ID) {
 }
 
 func (h *history) describe(n ID) NodeInfo {
-	inf, _, err := h.e.Describe(&Call{}, n, false)
+	inf, _, _, err := h.e.Describe(&Call{}, n, nil)
 	must(h.t, err)
 	return inf
 }
@@ -576,11 +585,11 @@ func (h *history) opOutside() {
 	default:
 		err = h.e.SetDefaults(c, target, Defaults{})
 	}
-	if errors.Is(err, ErrSessionEnded) || errors.Is(err, ErrNotFound) {
-		return // the session lapsed, or the other tenant was removed
+	if errors.Is(err, ErrSessionEnded) {
+		return // the session lapsed
 	}
-	if !errors.Is(err, ErrForbidden) {
-		h.t.Fatalf("step %d: a call outside the scope returned %v, want ErrForbidden", h.step, err)
+	if !errors.Is(err, ErrNotFound) {
+		h.t.Fatalf("step %d: a call outside the scope returned %v, want ErrNotFound", h.step, err)
 	}
 	if h.e.Seq() != before || h.queued() != queued {
 		h.t.Fatalf("step %d: a refused call outside the scope changed the engine", h.step)
@@ -684,7 +693,7 @@ func (h *history) keyRate() Rate {
 
 func (h *history) opDescribe() {
 	s := h.live()
-	_, _, _ = h.e.Describe(&Call{Session: s}, h.nodeFor(s), true)
+	_, _, _, _ = h.e.Describe(&Call{Session: s}, h.nodeFor(s), &Page{})
 }
 
 // checkReplays rebuilds the engine three ways and compares each with the live

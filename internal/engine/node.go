@@ -22,6 +22,7 @@ type node struct {
 	defaults Defaults
 
 	children map[ID]*node
+	order    kidOrder         // the same children in id order, for paging
 	byName   map[string]*node // newest child of each name
 	leases   leaseList        // live leases acquired on this node itself
 

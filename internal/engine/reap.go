@@ -3,11 +3,16 @@ package engine
 // Reap takes every decision that time has made and no call has taken yet:
 // sessions that lapsed, deadlines that passed, holds that ran out (in the
 // order of their instants), ended nodes past their retention, key nodes idle
-// for Settings.KeyIdle. It also forgets tombstones whose time is up.
-// Every call that touches an object makes the same decision about it, so
-// results never depend on when Reap runs; only promptness does. It returns
-// how many events it emitted.
+// for Settings.KeyIdle. It also forgets tombstones whose time is up, and
+// takes the steps left of ending wide subtrees (each step under the lock on
+// its own). Every call that touches an object makes the same decision about
+// it, so results never depend on when Reap runs; only promptness does. It
+// returns how many events it emitted.
 func (e *Engine) Reap(c *Call) int {
+	return e.reapOnce(c) + e.finishEnds(c)
+}
+
+func (e *Engine) reapOnce(c *Call) int {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	now := e.nowLocked()
@@ -88,7 +93,7 @@ func (e *Engine) reapRemovalsLocked(now int64) {
 		case n == nil || n.state == Active:
 		case n.ended+e.keptFor(n) > now:
 			later = append(later, timerEntry{n.ended + e.keptFor(n) - retention, n.id})
-		case scopedInside(n):
+		case scopedInside(n) || e.endingInside(n):
 			later = append(later, timerEntry{now, n.id})
 		default:
 			ids = append(ids, n.id)

@@ -96,8 +96,11 @@ func (e *Engine) linkNode(n *node, parent ID) error {
 		return nil
 	}
 	p := e.nodes[parent]
-	if p == nil || p.depth >= MaxDepth || p.state != Active && n.state == Active {
-		return corrupt("snapshot node %d has a missing, too deep or ended parent %d", n.id, parent)
+	if p == nil || p.depth >= MaxDepth {
+		return corrupt("snapshot node %d has a missing or too deep parent %d", n.id, parent)
+	}
+	if p.state != Active && n.state == Active {
+		e.rescan = true // an active node under an ended one: a subtree ended in steps, caught in the middle
 	}
 	n.parent, n.depth, n.tenant = p, p.depth+1, p.tenant
 	if p == e.root {
@@ -109,6 +112,7 @@ func (e *Engine) linkNode(n *node, parent ID) error {
 		p.byName = make(map[string]*node)
 	}
 	p.children[n.id] = n
+	p.order.add(n)
 	p.byName[n.name] = n
 	return nil
 }

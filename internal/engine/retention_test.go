@@ -52,7 +52,7 @@ func TestNodeRetention(t *testing.T) {
 				if got, created := at(tc.kept); !created || got.ID == inf.ID {
 					t.Fatalf("%s after it ended: %+v (created %v); want a new node", tc.kept, got, created)
 				}
-				if _, _, err := f.e.Describe(f.sys(), inf.ID, false); err != ErrNotFound {
+				if _, _, _, err := f.e.Describe(f.sys(), inf.ID, nil); err != ErrNotFound {
 					t.Fatalf("the ended node: %v; want it removed", err)
 				}
 			})
@@ -72,13 +72,13 @@ func TestEndedScopeRemovedOnceItsSessionEnds(t *testing.T) {
 	must(t, f.e.Cancel(f.sys(), tenant))
 	f.clock.Advance(5 * time.Second)
 	f.e.Reap(f.sys())
-	if _, _, err := f.e.Describe(f.sys(), tenant, false); err != nil {
+	if _, _, _, err := f.e.Describe(f.sys(), tenant, nil); err != nil {
 		t.Fatalf("a scope of a live session: %v; want it kept", err)
 	}
 	must(t, f.e.CloseSession(&Call{Session: s}))
 	f.clock.Advance(5 * time.Second)
 	f.e.Reap(f.sys())
-	if _, _, err := f.e.Describe(f.sys(), tenant, false); err != ErrNotFound {
+	if _, _, _, err := f.e.Describe(f.sys(), tenant, nil); err != ErrNotFound {
 		t.Fatalf("once its session closed: %v; want it removed", err)
 	}
 }

@@ -54,7 +54,7 @@ func (e *Engine) OpenSession(c *Call, scope ID, ttl time.Duration, token [32]byt
 	if n == nil {
 		return SessionInfo{}, ErrNotFound
 	}
-	if n.state != Active {
+	if n.state != Active || n.endedAbove() {
 		return SessionInfo{}, ErrNodeEnded
 	}
 	if _, dup := e.tokens[token]; dup {

@@ -112,7 +112,7 @@ func TestDeadlinePassed(t *testing.T) {
 			ended: wholeP, revoked: allLeases},
 		{name: "describe a grandchild", after: 10 * time.Second,
 			op: func(d *deadlineWorld) error {
-				inf, _, err := d.f.e.Describe(&Call{Session: d.sess}, d.ids["g"], false)
+				inf, _, _, err := d.f.e.Describe(&Call{Session: d.sess}, d.ids["g"], nil)
 				if err == nil && inf.State != DeadlineExceeded {
 					d.f.t.Fatalf("describe: state %s", inf.State)
 				}
@@ -121,7 +121,7 @@ func TestDeadlinePassed(t *testing.T) {
 			ended: wholeP, revoked: allLeases},
 		{name: "describe the tenant's children", after: 10 * time.Second,
 			op: func(d *deadlineWorld) error {
-				_, kids, err := d.f.e.Describe(&Call{Session: d.sess}, d.ids["t"], true)
+				_, kids, _, err := d.f.e.Describe(&Call{Session: d.sess}, d.ids["t"], &Page{})
 				if err == nil && (len(kids) != 2 || kids[0].State != DeadlineExceeded || kids[1].State != Active) {
 					d.f.t.Fatalf("describe children: %+v", kids)
 				}

@@ -72,7 +72,7 @@ func TestEarliestInstantEndsLease(t *testing.T) {
 		}},
 		{"describe the parent's children", func(r *earliestRig) error {
 			r.f.clock.Advance(30*s - r.elapsed)
-			_, _, _ = r.f.e.Describe(&Call{Session: r.other}, r.parent, true)
+			_, _, _, _ = r.f.e.Describe(&Call{Session: r.other}, r.parent, &Page{})
 			return nil
 		}},
 		{"the holder's heartbeat", func(r *earliestRig) error {

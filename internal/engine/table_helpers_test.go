@@ -10,7 +10,7 @@ import (
 // describe returns node id as the daemon sees it.
 func (f *fixture) describe(id ID) NodeInfo {
 	f.t.Helper()
-	inf, _, err := f.e.Describe(f.sys(), id, false)
+	inf, _, _, err := f.e.Describe(f.sys(), id, nil)
 	if err != nil {
 		f.t.Fatalf("describe %d: %v", id, err)
 	}

@@ -2,6 +2,7 @@ package engine
 
 import (
 	"errors"
+	"fmt"
 	"testing"
 	"time"
 )
@@ -32,8 +33,10 @@ func newScopeWorld(t *testing.T) *scopeWorld {
 }
 
 // TestOutsideScope checks that every call naming a node outside the caller's
-// scope is refused with ErrForbidden and changes nothing at all, request ids
-// included, and that a lease outside the scope is unknown to it.
+// scope is refused with ErrNotFound, word for word as for an id never
+// issued, so that no call tells another tenant's node from an unused id,
+// and changes nothing at all, request ids included; and that a lease outside
+// the scope is unknown to it.
 func TestOutsideScope(t *testing.T) {
 	type op func(w *scopeWorld, c *Call, id ID) error
 	ops := []struct {
@@ -60,7 +63,7 @@ func TestOutsideScope(t *testing.T) {
 		{"cancel", func(w *scopeWorld, c *Call, id ID) error { return w.f.e.Cancel(c, id) }},
 		{"close", func(w *scopeWorld, c *Call, id ID) error { return w.f.e.Close(c, id) }},
 		{"describe", func(w *scopeWorld, c *Call, id ID) error {
-			_, _, err := w.f.e.Describe(c, id, true)
+			_, _, _, err := w.f.e.Describe(c, id, &Page{})
 			return err
 		}},
 		{"set quota", func(w *scopeWorld, c *Call, id ID) error { return w.f.e.SetQuota(c, id, "http", ptr(1)) }},
@@ -89,10 +92,15 @@ func TestOutsideScope(t *testing.T) {
 				w := newScopeWorld(t)
 				before := w.f.e.Dump()
 				c := &Call{Session: tg.caller(w), Request: "req-1"}
-				if err := o.op(w, c, tg.target(w)); !errors.Is(err, ErrForbidden) {
-					t.Fatalf("got %v, want %v", err, ErrForbidden)
+				err := o.op(w, c, tg.target(w))
+				if !errors.Is(err, ErrNotFound) {
+					t.Fatalf("got %v, want %v", err, ErrNotFound)
 				}
 				sameState(t, w.f.e, before)
+				unused := o.op(w, &Call{Session: tg.caller(w), Request: "req-2"}, 1<<40)
+				if fmt.Sprintf("%#v", unused) != fmt.Sprintf("%#v", err) {
+					t.Fatalf("a node outside the scope answers %#v, an unused id %#v", err, unused)
+				}
 			})
 		}
 	}
@@ -118,7 +126,7 @@ func TestNodeZeroIsScope(t *testing.T) {
 		scope ID
 	}{{"tenant session", w.sa, w.a}, {"task session", w.saTask, w.aTask}} {
 		c := &Call{Session: sc.sess}
-		inf, _, err := f.e.Describe(c, 0, false)
+		inf, _, _, err := f.e.Describe(c, 0, nil)
 		if err != nil || inf.ID != sc.scope {
 			t.Fatalf("%s: describe 0 gave %d, %v; want %d", sc.name, inf.ID, err, sc.scope)
 		}
@@ -135,7 +143,7 @@ func TestNodeZeroIsScope(t *testing.T) {
 			t.Fatalf("%s: acquire on 0: node %d, %v; want %d", sc.name, l.Node, err, sc.scope)
 		}
 	}
-	if _, _, err := f.e.Describe(f.sys(), 0, false); !errors.Is(err, ErrNotFound) {
+	if _, _, _, err := f.e.Describe(f.sys(), 0, nil); !errors.Is(err, ErrNotFound) {
 		t.Fatalf("the daemon's node 0: %v, want %v", err, ErrNotFound)
 	}
 }

@@ -42,12 +42,12 @@ func TestSessionEnds(t *testing.T) {
 	}{
 		{name: "a call naming it a nanosecond early", after: 10*time.Second - 1,
 			end: func(w *sessionWorld) error {
-				_, _, err := w.f.e.Describe(&Call{Session: w.s1}, 0, false)
+				_, _, _, err := w.f.e.Describe(&Call{Session: w.s1}, 0, nil)
 				return err
 			}},
 		{name: "a call naming it", after: 10 * time.Second,
 			end: func(w *sessionWorld) error {
-				_, _, err := w.f.e.Describe(&Call{Session: w.s1}, 0, false)
+				_, _, _, err := w.f.e.Describe(&Call{Session: w.s1}, 0, nil)
 				return err
 			},
 			want: ErrSessionEnded, outcome: OutcomeExpired},

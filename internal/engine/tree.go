@@ -47,6 +47,9 @@ func (n *node) info(now int64) NodeInfo {
 	if n.parent != nil {
 		inf.Parent = n.parent.id
 	}
+	if n.state == Active {
+		inf.State, inf.Ended = n.endingAs()
+	}
 	if len(n.res) > 0 {
 		inf.Quotas = make(map[string]QuotaInfo, len(n.res))
 		for r, rs := range n.res {
@@ -73,11 +76,8 @@ func (e *Engine) resolveLocked(s *session, id ID) (*node, error) {
 		return s.scope, nil
 	}
 	n := e.nodes[id]
-	if n == nil {
-		return nil, ErrNotFound
-	}
-	if s != nil && !n.within(s.scope) {
-		return nil, ErrForbidden
+	if n == nil || s != nil && !n.within(s.scope) {
+		return nil, ErrNotFound // the same for a node outside the scope as for an unused id
 	}
 	return n, nil
 }
@@ -100,7 +100,7 @@ func (e *Engine) activeLocked(n *node, now int64) error {
 	if n.pastDeadline(now) {
 		e.reapDueLocked(now)
 	}
-	if n.state != Active {
+	if n.state != Active || n.endedAbove() {
 		return ErrNodeEnded
 	}
 	return nil
@@ -119,8 +119,8 @@ func (e *Engine) expireDeadlineLocked(n *node, instant, now int64) {
 			top = a
 		}
 	}
-	if top != nil {
-		e.emitLocked(&Event{Kind: KindNodeEnded, Node: top.id, State: DeadlineExceeded}, now)
+	if top != nil && !top.endedAbove() {
+		e.emitEndLocked(&Event{}, top, DeadlineExceeded, now)
 	}
 }
 
@@ -229,10 +229,23 @@ func (e *Engine) stampLocked(ev *Event, s *session, c *Call, h uint64) {
 }
 
 // Cancel ends a node and its subtree as Cancelled.
-func (e *Engine) Cancel(c *Call, id ID) error { return e.end(c, id, Cancelled) }
+// A wide subtree ends a step at a time (see ending.go); Cancel answers once
+// every step is taken.
+func (e *Engine) Cancel(c *Call, id ID) error { return e.endAll(c, id, Cancelled) }
 
 // Close ends a node as Done; the active nodes beneath it are cancelled.
-func (e *Engine) Close(c *Call, id ID) error { return e.end(c, id, Done) }
+// Like Cancel, it answers once the whole subtree has ended.
+func (e *Engine) Close(c *Call, id ID) error { return e.endAll(c, id, Done) }
+
+// endAll ends a node and takes the steps left of ending its subtree,
+// releasing the lock between steps.
+func (e *Engine) endAll(c *Call, id ID, st State) error {
+	if err := e.end(c, id, st); err != nil {
+		return err
+	}
+	e.finishEnds(c)
+	return nil
+}
 
 func (e *Engine) end(c *Call, id ID, st State) error {
 	if err := validRequest(c); err != nil {
@@ -256,38 +269,62 @@ func (e *Engine) end(c *Call, id ID, st State) error {
 	if err := e.activeLocked(n, now); err != nil {
 		return err
 	}
-	ev := &Event{Kind: KindNodeEnded, Node: n.id, State: st}
+	ev := &Event{}
 	e.stampLocked(ev, s, c, h)
-	e.emitLocked(ev, now)
+	e.emitEndLocked(ev, n, st, now)
 	return nil
 }
 
-// Describe returns a node and, if asked, its children.
-func (e *Engine) Describe(c *Call, id ID, children bool) (NodeInfo, []NodeInfo, error) {
+// Page selects part of a node's children for Describe: those with ids above
+// After, in id order, at most Size of them.
+type Page struct {
+	After ID
+	Size  int // 0: DefaultPageSize; at most MaxPageSize
+}
+
+// DefaultPageSize and MaxPageSize bound the children one Describe copies, so
+// that a describe holds the engine lock for O(log children + page), whatever
+// the node's width.
+const (
+	DefaultPageSize = 1000
+	MaxPageSize     = 5000
+)
+
+// Describe returns a node and, when page is not nil, one page of its
+// children (the active ones and those ended within their retention) and the
+// After of the next page: 0 when this page is the last.
+func (e *Engine) Describe(c *Call, id ID, page *Page) (NodeInfo, []NodeInfo, ID, error) {
+	size := DefaultPageSize
+	if page != nil && page.Size != 0 {
+		if page.Size < 0 || page.Size > MaxPageSize {
+			return NodeInfo{}, nil, 0, invalid("page_size", "must be 1 to %d, or 0 for %d, got %d", MaxPageSize, DefaultPageSize, page.Size)
+		}
+		size = page.Size
+	}
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	now := e.nowLocked()
 	defer e.finishLocked(c, now)
 	_, n, err := e.callerLocked(c, id, now)
 	if err != nil {
-		return NodeInfo{}, nil, err
+		return NodeInfo{}, nil, 0, err
 	}
 	if err := e.activeLocked(n, now); err != nil && err != ErrNodeEnded {
-		return NodeInfo{}, nil, err
+		return NodeInfo{}, nil, 0, err
 	}
-	if !children {
-		return n.info(now), nil, nil
+	if page == nil {
+		return n.info(now), nil, 0, nil
 	}
-	for _, ch := range n.children {
+	kids, next := n.order.page(page.After, size)
+	for _, ch := range kids {
 		if ch.pastDeadline(now) {
 			e.reapDueLocked(now)
 			break
 		}
 	}
-	kids := make([]NodeInfo, 0, len(n.children))
-	for _, ch := range n.children {
-		kids = append(kids, ch.info(now))
+	infos := make([]NodeInfo, len(kids))
+	for i, ch := range kids {
+		infos[i] = ch.info(now)
 	}
-	sortInfos(kids)
-	return n.info(now), kids, nil
+	return n.info(now), infos, next, nil
 }

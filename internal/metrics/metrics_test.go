@@ -192,8 +192,8 @@ func TestTenantMadeAgain(t *testing.T) {
 // failing is a tree that cannot be read.
 type failing struct{}
 
-func (failing) Describe(*engine.Call, engine.ID, bool) (engine.NodeInfo, []engine.NodeInfo, error) {
-	return engine.NodeInfo{}, nil, engine.ErrCorrupt
+func (failing) Describe(*engine.Call, engine.ID, *engine.Page) (engine.NodeInfo, []engine.NodeInfo, engine.ID, error) {
+	return engine.NodeInfo{}, nil, 0, engine.ErrCorrupt
 }
 func (failing) Stats() engine.Stats { return engine.Stats{} }
 

@@ -9,7 +9,7 @@ import (
 // tree is what the collector reads from the engine: the root with its
 // children, and the engine's size. Both take the engine lock briefly.
 type tree interface {
-	Describe(c *engine.Call, id engine.ID, children bool) (engine.NodeInfo, []engine.NodeInfo, error)
+	Describe(c *engine.Call, id engine.ID, page *engine.Page) (engine.NodeInfo, []engine.NodeInfo, engine.ID, error)
 	Stats() engine.Stats
 }
 
@@ -60,7 +60,7 @@ func (c *treeCollector) Describe(ch chan<- *prometheus.Desc) {
 // Collect reads the tree now. The daemon's own call (no session) sees the
 // whole tree.
 func (c *treeCollector) Collect(ch chan<- prometheus.Metric) {
-	root, kids, err := c.tree.Describe(&engine.Call{}, engine.RootID, true)
+	root, kids, err := c.tenants()
 	if err != nil {
 		ch <- prometheus.NewInvalidMetric(c.nodes, err)
 		return
@@ -84,6 +84,25 @@ func (c *treeCollector) Collect(ch chan<- prometheus.Metric) {
 	c.caps(ch, root, c.rootUsed, c.rootQuota, c.rootHeld, c.rootLimit)
 	for _, t := range newestByName(kids) {
 		c.caps(ch, t, c.tenantUsed, c.tenantQuota, c.tenantHeld, c.tenantLimit, t.Name)
+	}
+}
+
+// tenants describes the root and its children, a page at a time: each page
+// holds the engine lock only for its own length.
+func (c *treeCollector) tenants() (engine.NodeInfo, []engine.NodeInfo, error) {
+	var root engine.NodeInfo
+	var kids []engine.NodeInfo
+	page := engine.Page{Size: engine.MaxPageSize}
+	for {
+		inf, more, next, err := c.tree.Describe(&engine.Call{}, engine.RootID, &page)
+		if err != nil {
+			return engine.NodeInfo{}, nil, err
+		}
+		root, kids = inf, append(kids, more...)
+		if next == 0 {
+			return root, kids, nil
+		}
+		page.After = next
 	}
 }
 

@@ -17,7 +17,7 @@ func (s *Server) described(ctx context.Context, p principal, id engine.ID, c *en
 		return nil, s.settle(ctx, c.Seq, err)
 	}
 	d := &engine.Call{Session: p.session}
-	inf, _, err := s.eng.Describe(d, id, false)
+	inf, _, _, err := s.eng.Describe(d, id, nil)
 	if err := s.settle(ctx, max(c.Seq, d.Seq), err); err != nil {
 		return nil, err
 	}

@@ -22,8 +22,8 @@ var ErrOptions = errors.New("server: bad options")
 const (
 	msgRecordLost = "governord lost its record; retry after it restarts."
 	msgStopping   = "governord is shutting down; retry after it restarts."
-	msgNotFound   = "The node does not exist: it was never created, or it ended and was removed after the retention period."
-	msgForbidden  = "Permission denied: the node lies outside your scope, or it is your scope node, which you may not end or re-cap."
+	msgNotFound   = "No such node in your scope: it was never created, it lies outside your scope, or it ended and was removed after the retention period."
+	msgForbidden  = "Permission denied: the node is your scope node, which you may not end or re-cap."
 	msgSession    = "Session ended; open a new one with OpenSession."
 	msgNodeEnded  = "The node has ended (closed, cancelled or past its deadline): nothing can be created under, charged to or acquired on it."
 	msgMismatch   = "The request id was used before with different arguments; use a new request id for a different call."

@@ -171,7 +171,9 @@ func (h *hub) applyLocked(ev *engine.Event) {
 	switch ev.Kind {
 	case engine.KindNodeCreated:
 		h.createdLocked(ev)
-	case engine.KindNodeEnded:
+	case engine.KindNodeEnded, engine.KindNodeEnding:
+		// A node_ending's subtree ends here at once: the nodes_ended steps
+		// that follow end nodes this copy has ended already.
 		if n := h.nodes[ev.Node]; n != nil && n.state == engine.Active {
 			h.endLocked(n, ev.State, ev.Time, nil, "")
 		}

@@ -2,6 +2,7 @@ package server
 
 import (
 	"context"
+	"fmt"
 	"reflect"
 	"testing"
 
@@ -11,7 +12,8 @@ import (
 )
 
 // TestTenantCannotReachAnotherTenant: a tenant's session, and its API key,
-// naming another tenant's nodes and leases is refused, and nothing changes.
+// naming another tenant's nodes and leases is refused exactly as naming ids
+// never issued, and nothing changes.
 func TestTenantCannotReachAnotherTenant(t *testing.T) {
 	e := newEnv(t, sqliteURL(t))
 	ctx := context.Background()
@@ -34,52 +36,67 @@ func TestTenantCannotReachAnotherTenant(t *testing.T) {
 	before := e.store.Engine.Dump()
 
 	tenantB := uint64(e.tenants["b"])
-	refused := map[string]func() error{
-		"consume": func() error {
-			return call(a.Consume(ctx, connect.NewRequest(&governorv1.ConsumeRequest{NodeId: bID, Resource: "tokens", Amount: 1})))
-		},
-		"consume by key": func() error {
-			return call(aKey.Consume(ctx, connect.NewRequest(&governorv1.ConsumeRequest{NodeId: bID, Resource: "tokens", Amount: 1})))
-		},
-		"create": func() error {
-			return call(a.CreateNode(ctx, connect.NewRequest(&governorv1.CreateNodeRequest{ParentId: bID, Spec: &governorv1.NodeSpec{Name: "x"}})))
-		},
-		"ensure by key": func() error {
-			return call(aKey.EnsureNode(ctx, connect.NewRequest(&governorv1.EnsureNodeRequest{ParentId: tenantB, Name: "x"})))
-		},
-		"get": func() error { return call(a.GetNode(ctx, connect.NewRequest(&governorv1.GetNodeRequest{NodeId: bID}))) },
-		"cancel": func() error {
-			return call(a.CancelNode(ctx, connect.NewRequest(&governorv1.CancelNodeRequest{NodeId: bID})))
-		},
-		"close": func() error {
-			return call(a.CloseNode(ctx, connect.NewRequest(&governorv1.CloseNodeRequest{NodeId: bID})))
-		},
-		"set quota": func() error {
-			return call(a.SetQuota(ctx, connect.NewRequest(&governorv1.SetQuotaRequest{NodeId: bID, Resource: "tokens"})))
-		},
-		"set limit": func() error {
-			return call(a.SetLimit(ctx, connect.NewRequest(&governorv1.SetLimitRequest{NodeId: bID, Class: "db"})))
-		},
-		"set defaults": func() error {
-			return call(a.SetDefaults(ctx, connect.NewRequest(&governorv1.SetDefaultsRequest{NodeId: tenantB})))
-		},
-		"acquire": func() error {
-			return call(a.Acquire(ctx, connect.NewRequest(&governorv1.AcquireRequest{NodeId: bID, Class: "db"})))
-		},
-		"root": func() error { return call(a.GetNode(ctx, connect.NewRequest(&governorv1.GetNodeRequest{NodeId: 1}))) },
-		"watch": func() error {
-			s, err := a.WatchNode(ctx, connect.NewRequest(&governorv1.WatchNodeRequest{NodeId: bID}))
+	refused := []struct {
+		name string
+		id   uint64
+		call func(id uint64) error
+	}{
+		{"consume", bID, func(id uint64) error {
+			return call(a.Consume(ctx, connect.NewRequest(&governorv1.ConsumeRequest{NodeId: id, Resource: "tokens", Amount: 1})))
+		}},
+		{"consume by key", bID, func(id uint64) error {
+			return call(aKey.Consume(ctx, connect.NewRequest(&governorv1.ConsumeRequest{NodeId: id, Resource: "tokens", Amount: 1})))
+		}},
+		{"create", bID, func(id uint64) error {
+			return call(a.CreateNode(ctx, connect.NewRequest(&governorv1.CreateNodeRequest{ParentId: id, Spec: &governorv1.NodeSpec{Name: "x"}})))
+		}},
+		{"ensure by key", tenantB, func(id uint64) error {
+			return call(aKey.EnsureNode(ctx, connect.NewRequest(&governorv1.EnsureNodeRequest{ParentId: id, Name: "x"})))
+		}},
+		{"get", bID, func(id uint64) error {
+			return call(a.GetNode(ctx, connect.NewRequest(&governorv1.GetNodeRequest{NodeId: id, IncludeChildren: true})))
+		}},
+		{"cancel", bID, func(id uint64) error {
+			return call(a.CancelNode(ctx, connect.NewRequest(&governorv1.CancelNodeRequest{NodeId: id})))
+		}},
+		{"close", bID, func(id uint64) error {
+			return call(a.CloseNode(ctx, connect.NewRequest(&governorv1.CloseNodeRequest{NodeId: id})))
+		}},
+		{"set quota", bID, func(id uint64) error {
+			return call(a.SetQuota(ctx, connect.NewRequest(&governorv1.SetQuotaRequest{NodeId: id, Resource: "tokens"})))
+		}},
+		{"set limit", bID, func(id uint64) error {
+			return call(a.SetLimit(ctx, connect.NewRequest(&governorv1.SetLimitRequest{NodeId: id, Class: "db"})))
+		}},
+		{"set defaults", tenantB, func(id uint64) error {
+			return call(a.SetDefaults(ctx, connect.NewRequest(&governorv1.SetDefaultsRequest{NodeId: id})))
+		}},
+		{"acquire", bID, func(id uint64) error {
+			return call(a.Acquire(ctx, connect.NewRequest(&governorv1.AcquireRequest{NodeId: id, Class: "db"})))
+		}},
+		{"root", 1, func(id uint64) error {
+			return call(a.GetNode(ctx, connect.NewRequest(&governorv1.GetNodeRequest{NodeId: id})))
+		}},
+		{"watch", bID, func(id uint64) error {
+			s, err := a.WatchNode(ctx, connect.NewRequest(&governorv1.WatchNodeRequest{NodeId: id}))
 			if err != nil {
 				return err
 			}
 			defer s.Close()
 			s.Receive()
 			return s.Err()
-		},
+		}},
 	}
-	for name, f := range refused {
-		if err := f(); code(err) != "permission_denied" {
-			t.Errorf("%s: want permission_denied, got %v", name, err)
+	// Another tenant's node answers word for word as an id never issued:
+	// no call tells the two apart.
+	const unused = 1 << 40
+	for _, r := range refused {
+		err := r.call(r.id)
+		if code(err) != "not_found" {
+			t.Errorf("%s: want not_found, got %v", r.name, err)
+		}
+		if other := r.call(unused); fmt.Sprint(other) != fmt.Sprint(err) {
+			t.Errorf("%s: another tenant's node answers %v, an unused id %v", r.name, err, other)
 		}
 	}
 	// Another tenant's lease is unknown to a: not even its existence shows.

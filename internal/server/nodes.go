@@ -92,7 +92,7 @@ func (s *Server) EnsureNode(ctx context.Context, req *connect.Request[governorv1
 	}))
 }
 
-// GetNode describes a node and, if asked, its children.
+// GetNode describes a node and, if asked, one page of its children.
 func (s *Server) GetNode(ctx context.Context, req *connect.Request[governorv1.GetNodeRequest]) (*connect.Response[governorv1.GetNodeResponse], error) {
 	p, err := s.session(req.Header())
 	if err != nil {
@@ -105,12 +105,16 @@ func (s *Server) GetNode(ctx context.Context, req *connect.Request[governorv1.Ge
 	if err := s.room(ctx); err != nil {
 		return nil, err
 	}
+	var page *engine.Page
+	if m.IncludeChildren {
+		page = &engine.Page{After: engine.ID(m.Cursor), Size: int(min(m.PageSize, engine.MaxPageSize+1))}
+	}
 	c := &engine.Call{Session: p.session}
-	inf, kids, err := s.eng.Describe(c, engine.ID(m.NodeId), m.IncludeChildren)
+	inf, kids, next, err := s.eng.Describe(c, engine.ID(m.NodeId), page)
 	if err := s.settle(ctx, c.Seq, err); err != nil {
 		return nil, err
 	}
-	out := &governorv1.GetNodeResponse{Node: s.nodeInfo(inf)}
+	out := &governorv1.GetNodeResponse{Node: s.nodeInfo(inf), NextCursor: uint64(next)}
 	for _, k := range kids {
 		out.Children = append(out.Children, s.nodeInfo(k))
 	}

@@ -15,7 +15,7 @@ import (
 // used is what tenant a has consumed of its tokens.
 func used(t *testing.T, e *env) int64 {
 	t.Helper()
-	inf, _, err := e.store.Engine.Describe(&engine.Call{}, e.tenants["a"], false)
+	inf, _, _, err := e.store.Engine.Describe(&engine.Call{}, e.tenants["a"], nil)
 	if err != nil {
 		t.Fatal(err)
 	}

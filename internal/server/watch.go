@@ -29,7 +29,7 @@ func (s *Server) WatchNode(ctx context.Context, req *connect.Request[governorv1.
 		return err
 	}
 	c := &engine.Call{Session: p.session}
-	inf, _, err := s.eng.Describe(c, engine.ID(m.NodeId), false)
+	inf, _, _, err := s.eng.Describe(c, engine.ID(m.NodeId), nil)
 	if err := s.settle(ctx, c.Seq, err); err != nil {
 		return err
 	}

@@ -27,11 +27,16 @@ var _ API = governorv1connect.GovernorServiceClient(nil)
 // callTimeout bounds each call the screen makes.
 const callTimeout = 5 * time.Second
 
-// loaded is a node and its children as read at one instant.
+// pageSize is how many children the screen reads and shows at a time.
+const pageSize = 200
+
+// loaded is a node and one page of its children as read at one instant.
 type loaded struct {
 	id       uint64 // the node asked for
+	after    uint64 // the page asked for: children with larger ids
 	node     *governorv1.NodeInfo
 	children []*governorv1.NodeInfo
+	next     uint64 // the next page's cursor; 0 when this page is the last
 	err      error
 }
 
@@ -44,15 +49,16 @@ type saved struct {
 // beat reports a heartbeat of the screen's session.
 type beat struct{ err error }
 
-func fetch(api API, id uint64) tea.Cmd {
+func fetch(api API, id, after uint64) tea.Cmd {
 	return func() tea.Msg {
 		ctx, cancel := context.WithTimeout(context.Background(), callTimeout)
 		defer cancel()
-		res, err := api.GetNode(ctx, connect.NewRequest(&governorv1.GetNodeRequest{NodeId: id, IncludeChildren: true}))
+		req := &governorv1.GetNodeRequest{NodeId: id, IncludeChildren: true, PageSize: pageSize, Cursor: after}
+		res, err := api.GetNode(ctx, connect.NewRequest(req))
 		if err != nil {
-			return loaded{id: id, err: err}
+			return loaded{id: id, after: after, err: err}
 		}
-		return loaded{id: id, node: res.Msg.GetNode(), children: res.Msg.GetChildren()}
+		return loaded{id: id, after: after, node: res.Msg.GetNode(), children: res.Msg.GetChildren(), next: res.Msg.GetNextCursor()}
 	}
 }
 

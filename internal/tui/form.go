@@ -71,7 +71,7 @@ func newField(kind capKind, name string, value *int64) field {
 
 // capsForm edits a node's own quotas and limits.
 func capsForm(n *governorv1.NodeInfo) *form {
-	f := &form{title: "Caps of " + n.GetName() + " (empty removes a cap)", node: n.GetId()}
+	f := &form{title: "Caps of " + displayName(n) + " (empty removes a cap)", node: n.GetId()}
 	for _, name := range slices.Sorted(maps.Keys(n.GetResources())) {
 		if c := n.GetResources()[name].Cap; c != nil {
 			f.fields = append(f.fields, newField(quota, name, c))

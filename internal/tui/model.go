@@ -23,11 +23,14 @@ const (
 	confirming      // waiting for y or n before a cancel
 )
 
-// frame is one level of the path from the starting node.
+// frame is one level of the path from the starting node, and the page of
+// its children shown.
 type frame struct {
 	id     uint64
 	name   string
 	cursor int
+	after  uint64   // the page shown: children with larger ids
+	back   []uint64 // the pages before it, for going back
 }
 
 // Options configure a Model.
@@ -47,6 +50,7 @@ type Model struct {
 	path     []frame
 	node     *governorv1.NodeInfo
 	children []*governorv1.NodeInfo
+	next     uint64 // the cursor of the page after this one; 0: none
 	loading  bool
 	err      error
 	status   string
@@ -76,7 +80,7 @@ func (m *Model) here() *frame { return &m.path[len(m.path)-1] }
 
 func (m *Model) load() tea.Cmd {
 	m.loading = true
-	return fetch(m.api, m.here().id)
+	return fetch(m.api, m.here().id, m.here().after)
 }
 
 func (m Model) selected() *governorv1.NodeInfo {
@@ -119,14 +123,14 @@ func (m *Model) onTick(now time.Time) tea.Cmd {
 
 func (m *Model) onLoaded(l loaded) {
 	m.loading = false
-	if l.id != m.here().id {
-		return // an answer for a level left since
+	if l.id != m.here().id || l.after != m.here().after {
+		return // an answer for a level or a page left since
 	}
 	m.err = l.err
 	if l.err != nil {
 		return
 	}
-	m.node, m.children = l.node, l.children
+	m.node, m.children, m.next = l.node, l.children, l.next
 	m.here().name = displayName(l.node)
 	if m.here().cursor >= len(m.children) {
 		m.here().cursor = max(len(m.children)-1, 0)
@@ -165,7 +169,7 @@ func (m Model) onKey(k tea.KeyMsg) (tea.Model, tea.Cmd) {
 		}
 	case "enter":
 		if c := m.selected(); c != nil {
-			m.path = append(m.path, frame{id: c.GetId(), name: c.GetName()})
+			m.path = append(m.path, frame{id: c.GetId(), name: displayName(c)})
 			m.node, m.children, m.status = nil, nil, ""
 			return m, m.load()
 		}
@@ -177,6 +181,19 @@ func (m Model) onKey(k tea.KeyMsg) (tea.Model, tea.Cmd) {
 		}
 	case "r":
 		return m, m.load()
+	case "n", "pgdown":
+		if m.next != 0 {
+			f := m.here()
+			f.back, f.after, f.cursor = append(f.back, f.after), m.next, 0
+			m.children, m.next, m.status = nil, 0, ""
+			return m, m.load()
+		}
+	case "p", "pgup":
+		if f := m.here(); len(f.back) > 0 {
+			f.after, f.back, f.cursor = f.back[len(f.back)-1], f.back[:len(f.back)-1], 0
+			m.children, m.next, m.status = nil, 0, ""
+			return m, m.load()
+		}
 	case "e":
 		if c := m.selected(); c != nil {
 			m.mode, m.form, m.editsCaps, m.status = editing, capsForm(c), true, ""
@@ -189,7 +206,7 @@ func (m Model) onKey(k tea.KeyMsg) (tea.Model, tea.Cmd) {
 		switch c := m.selected(); {
 		case c == nil:
 		case c.GetState() != governorv1.NodeState_NODE_STATE_ACTIVE:
-			m.status = c.GetName() + " has already ended"
+			m.status = displayName(c) + " has already ended"
 		default:
 			m.mode, m.status = confirming, ""
 		}
@@ -229,7 +246,7 @@ func (m Model) onConfirmKey(k tea.KeyMsg) (tea.Model, tea.Cmd) {
 		m.status = "not cancelled"
 		return m, nil
 	}
-	id, name := c.GetId(), c.GetName()
+	id, name := c.GetId(), displayName(c)
 	return m, apply(name+" cancelled", []func(context.Context) error{func(ctx context.Context) error {
 		_, err := m.api.CancelNode(ctx, connect.NewRequest(&governorv1.CancelNodeRequest{NodeId: id, Reason: "cancelled in governor ui"}))
 		return err
@@ -285,7 +302,7 @@ func defaultsCall(api API, n *governorv1.NodeInfo, changes []change) func(contex
 func nameOf(nodes []*governorv1.NodeInfo, id uint64) string {
 	for _, n := range nodes {
 		if n.GetId() == id {
-			return n.GetName()
+			return displayName(n)
 		}
 	}
 	return "the node"

@@ -10,6 +10,7 @@ import (
 	"github.com/charmbracelet/lipgloss"
 
 	governorv1 "governor.dev/governor/internal/gen/governor/v1"
+	"governor.dev/governor/internal/printable"
 )
 
 // level is how close a use is to its cap.
@@ -53,11 +54,13 @@ var stateWords = map[governorv1.NodeState]string{
 	governorv1.NodeState_NODE_STATE_DEADLINE_EXCEEDED: "past deadline",
 }
 
+// displayName is a node's name as drawn: control characters and other runes
+// a terminal would act on are escaped.
 func displayName(n *governorv1.NodeInfo) string {
 	if n.GetDepth() == 0 {
 		return "(root)"
 	}
-	return n.GetName()
+	return printable.Name(n.GetName())
 }
 
 // usage is a node's use against its caps, each colored by its level.
@@ -109,7 +112,7 @@ func defaultsText(d *governorv1.Defaults) string {
 	return strings.Join(parts, "; ")
 }
 
-const help = "↑↓ move  enter open  esc back  e edit caps  d defaults  c cancel  r refresh  q quit"
+const help = "↑↓ move  enter open  esc back  n/p next/previous page  e edit caps  d defaults  c cancel  r refresh  q quit"
 
 // View draws the screen.
 func (m Model) View() string {
@@ -135,7 +138,7 @@ func (m Model) View() string {
 	b.WriteString("\n")
 	switch {
 	case m.mode == confirming:
-		fmt.Fprintf(&b, "Cancel %s and everything under it? Its later tool calls are refused. y/n\n", m.selected().GetName())
+		fmt.Fprintf(&b, "Cancel %s and everything under it? Its later tool calls are refused. y/n\n", displayName(m.selected()))
 	case m.err != nil:
 		b.WriteString(errorStyle.Render("error: "+m.err.Error()) + "\n")
 	case m.status != "":
@@ -153,7 +156,7 @@ func (m Model) viewChildren(b *strings.Builder) {
 		return
 	}
 	for i, c := range m.children {
-		name := fmt.Sprintf("%-48s", truncate(c.GetName(), 48))
+		name := fmt.Sprintf("%-48s", truncate(displayName(c), 48))
 		row := fmt.Sprintf("%s %-13s %s", name, stateWords[c.GetState()], usage(c))
 		if d := c.GetDeadline(); d != nil && c.GetState() == governorv1.NodeState_NODE_STATE_ACTIVE {
 			row += dimStyle.Render("  ends in " + time.Until(d.AsTime()).Round(time.Minute).String())
@@ -163,6 +166,9 @@ func (m Model) viewChildren(b *strings.Builder) {
 		} else {
 			b.WriteString("  " + row + "\n")
 		}
+	}
+	if f := m.here(); m.next != 0 || len(f.back) > 0 {
+		b.WriteString(dimStyle.Render(fmt.Sprintf("page %d of the %d children; n next, p previous", len(f.back)+1, m.node.GetChildrenCount())) + "\n")
 	}
 }
 

@@ -1953,10 +1953,15 @@ type GetNodeRequest struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// The node; 0: the caller's scope node.
 	NodeId uint64 `protobuf:"varint,1,opt,name=node_id,json=nodeId,proto3" json:"node_id,omitempty"`
-	// Also describe the node's active children.
+	// Also describe one page of the node's children, in id order.
 	IncludeChildren bool `protobuf:"varint,2,opt,name=include_children,json=includeChildren,proto3" json:"include_children,omitempty"`
-	unknownFields   protoimpl.UnknownFields
-	sizeCache       protoimpl.SizeCache
+	// At most this many children; 0: 1,000. More than 5,000: InvalidArgument.
+	PageSize uint32 `protobuf:"varint,3,opt,name=page_size,json=pageSize,proto3" json:"page_size,omitempty"`
+	// Only children whose ids are above this: 0 for the first page, then the
+	// previous answer's next_cursor.
+	Cursor        uint64 `protobuf:"varint,4,opt,name=cursor,proto3" json:"cursor,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
 }
 
 func (x *GetNodeRequest) Reset() {
@@ -2003,6 +2008,20 @@ func (x *GetNodeRequest) GetIncludeChildren() bool {
 	return false
 }
 
+func (x *GetNodeRequest) GetPageSize() uint32 {
+	if x != nil {
+		return x.PageSize
+	}
+	return 0
+}
+
+func (x *GetNodeRequest) GetCursor() uint64 {
+	if x != nil {
+		return x.Cursor
+	}
+	return 0
+}
+
 // GetNodeResponse describes a node.
 type GetNodeResponse struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
@@ -2010,7 +2029,9 @@ type GetNodeResponse struct {
 	Node *NodeInfo `protobuf:"bytes,1,opt,name=node,proto3" json:"node,omitempty"`
 	// Its children, by id, when requested: the active ones and those ended
 	// within the retention period.
-	Children      []*NodeInfo `protobuf:"bytes,2,rep,name=children,proto3" json:"children,omitempty"`
+	Children []*NodeInfo `protobuf:"bytes,2,rep,name=children,proto3" json:"children,omitempty"`
+	// The cursor of the next page of children; 0 when this page is the last.
+	NextCursor    uint64 `protobuf:"varint,3,opt,name=next_cursor,json=nextCursor,proto3" json:"next_cursor,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -2057,6 +2078,13 @@ func (x *GetNodeResponse) GetChildren() []*NodeInfo {
 		return x.Children
 	}
 	return nil
+}
+
+func (x *GetNodeResponse) GetNextCursor() uint64 {
+	if x != nil {
+		return x.NextCursor
+	}
+	return 0
 }
 
 // WatchNodeRequest names a node to watch, or asks for the nodes the calling
@@ -3996,13 +4024,17 @@ const file_governor_v1_governor_proto_rawDesc = "" +
 	"request_id\x18\x05 \x01(\tR\trequestId\"Y\n" +
 	"\x12EnsureNodeResponse\x12)\n" +
 	"\x04node\x18\x01 \x01(\v2\x15.governor.v1.NodeInfoR\x04node\x12\x18\n" +
-	"\acreated\x18\x02 \x01(\bR\acreated\"T\n" +
+	"\acreated\x18\x02 \x01(\bR\acreated\"\x89\x01\n" +
 	"\x0eGetNodeRequest\x12\x17\n" +
 	"\anode_id\x18\x01 \x01(\x04R\x06nodeId\x12)\n" +
-	"\x10include_children\x18\x02 \x01(\bR\x0fincludeChildren\"o\n" +
+	"\x10include_children\x18\x02 \x01(\bR\x0fincludeChildren\x12\x1b\n" +
+	"\tpage_size\x18\x03 \x01(\rR\bpageSize\x12\x16\n" +
+	"\x06cursor\x18\x04 \x01(\x04R\x06cursor\"\x90\x01\n" +
 	"\x0fGetNodeResponse\x12)\n" +
 	"\x04node\x18\x01 \x01(\v2\x15.governor.v1.NodeInfoR\x04node\x121\n" +
-	"\bchildren\x18\x02 \x03(\v2\x15.governor.v1.NodeInfoR\bchildren\"s\n" +
+	"\bchildren\x18\x02 \x03(\v2\x15.governor.v1.NodeInfoR\bchildren\x12\x1f\n" +
+	"\vnext_cursor\x18\x03 \x01(\x04R\n" +
+	"nextCursor\"s\n" +
 	"\x10WatchNodeRequest\x12\x17\n" +
 	"\anode_id\x18\x01 \x01(\x04R\x06nodeId\x12\x18\n" +
 	"\asubtree\x18\x02 \x01(\bR\asubtree\x12,\n" +

@@ -1,0 +1,209 @@
+package engine
+
+import "runtime"
+
+// Ending a wide subtree in steps.
+//
+// A node whose subtree holds fewer than endStep nodes ends with it in one
+// step (KindNodeEnded), as it always did. A wider one ends at once on its own
+// (KindNodeEnding), and the active nodes beneath it end in later steps of at
+// most endStep nodes looked at each (KindNodesEnded), each step under the
+// engine lock on its own, so other calls run between two steps. A node being
+// ended this way (an active node with an ended ancestor) already answers as
+// ended: describe reports it in the state and at the instant its step will
+// give it, and every call that would create under it, charge it, acquire on
+// it, scope a session to it or grant a queued acquire on it is refused with
+// ErrNodeEnded. Until its step, a lease on it is still live (validate
+// answers so, release releases it) and counts as held. Cancel and Close take
+// every step before they answer; the steps of a deadline are taken by Reap.
+
+// defaultEndStep is how many nodes one step of ending a subtree looks at.
+const defaultEndStep = 256
+
+// endCursor is where ending a subtree goes on: the children of parent, an
+// ended node, with ids above after.
+type endCursor struct {
+	parent *node
+	after  ID
+}
+
+// endedAbove reports whether an ancestor of n has ended: n is then being
+// ended, a step at a time.
+func (n *node) endedAbove() bool {
+	st, _ := n.endingAs()
+	return st != Active
+}
+
+// endingAs returns the state and the instant the step that ends n will give
+// it, from its nearest ended ancestor; Active and 0 when none has ended.
+func (n *node) endingAs() (State, int64) {
+	for a := n.parent; a != nil; a = a.parent {
+		if a.state != Active {
+			return belowState(a.state), a.ended
+		}
+	}
+	return Active, 0
+}
+
+// stepSize is how many nodes a step looks at.
+func (e *Engine) stepSize() int {
+	if e.endStep > 0 {
+		return e.endStep
+	}
+	return defaultEndStep
+}
+
+// wide reports whether n's subtree, n included, has at least stepSize nodes;
+// it looks at no more than that many.
+func (e *Engine) wide(n *node) bool {
+	left := e.stepSize() - 1
+	stack := []*node{n}
+	for len(stack) > 0 {
+		m := stack[len(stack)-1]
+		stack = stack[:len(stack)-1]
+		for _, ch := range m.children {
+			if left--; left <= 0 {
+				return true
+			}
+			stack = append(stack, ch)
+		}
+	}
+	return false
+}
+
+// emitEndLocked ends n as st: in one event when its subtree is narrow, else
+// n at once and the first step of its subtree. ev carries the caller's
+// request id, if any.
+func (e *Engine) emitEndLocked(ev *Event, n *node, st State, now int64) {
+	ev.Kind, ev.Node, ev.State = KindNodeEnded, n.id, st
+	if e.wide(n) {
+		ev.Kind = KindNodeEnding
+	}
+	e.emitLocked(ev, now)
+	if ev.Kind == KindNodeEnding {
+		e.stepLocked(now)
+	}
+}
+
+func (e *Engine) applyNodeEnding(ev *Event) error {
+	n, err := e.endingNode(ev)
+	if err != nil {
+		return err
+	}
+	e.endNodeLocked(n, ev.State, ev.Time)
+	e.timers.pushRemoval(ev.Time, n.id)
+	e.followLocked(n)
+	return nil
+}
+
+func (e *Engine) applyNodesEnded(ev *Event) error {
+	for _, id := range ev.IDs {
+		n := e.nodes[id]
+		if n == nil || n.state != Active || n.parent == nil || n.parent.state == Active {
+			return corrupt("event %d steps into node %d, which is not an active node under an ended one", ev.Seq, id)
+		}
+		e.endNodeLocked(n, belowState(n.parent.state), n.parent.ended)
+		e.followLocked(n)
+	}
+	return nil
+}
+
+// followLocked notes that n's children are to be ended by later steps. In
+// replay the cursors are not kept: the next live step finds them again.
+func (e *Engine) followLocked(n *node) {
+	if len(n.children) == 0 {
+		return
+	}
+	if e.replay {
+		e.rescan = true
+		return
+	}
+	e.ending = append(e.ending, endCursor{parent: n})
+}
+
+// rescanLocked finds again, after a restore or a replay, every ended node
+// with an active child. It looks at every node, once per start.
+func (e *Engine) rescanLocked() {
+	e.rescan = false
+	e.ending = e.ending[:0]
+	for _, n := range e.nodes {
+		if n.state == Active {
+			continue
+		}
+		for _, ch := range n.children {
+			if ch.state == Active {
+				e.ending = append(e.ending, endCursor{parent: n})
+				break
+			}
+		}
+	}
+}
+
+// stepLocked takes one step: it ends the active nodes among the next
+// stepSize nodes to look at, in one KindNodesEnded event. It reports whether
+// steps remain.
+func (e *Engine) stepLocked(now int64) bool {
+	if e.rescan {
+		e.rescanLocked()
+	}
+	var ids []ID
+	for left := e.stepSize(); left > 0 && len(e.ending) > 0; {
+		top := &e.ending[len(e.ending)-1]
+		kids, next := top.parent.order.page(top.after, left)
+		if next == 0 {
+			e.ending = e.ending[:len(e.ending)-1]
+		} else {
+			top.after = next
+		}
+		left -= max(len(kids), 1)
+		for _, ch := range kids {
+			if ch.state == Active {
+				ids = append(ids, ch.id)
+			}
+		}
+	}
+	if len(ids) > 0 {
+		e.emitLocked(&Event{Kind: KindNodesEnded, IDs: ids}, now)
+	}
+	return len(e.ending) > 0
+}
+
+// endingInside reports whether a subtree being ended lies at n or beneath
+// it; n is then kept until it has ended whole.
+func (e *Engine) endingInside(n *node) bool {
+	if e.rescan {
+		e.rescanLocked()
+	}
+	for _, c := range e.ending {
+		if c.parent.within(n) {
+			return true
+		}
+	}
+	return false
+}
+
+// finishEnds takes the steps left of every subtree being ended, each under
+// the lock on its own, so other calls run between them (it yields its
+// processor after each step, so a call waiting for the lock gets it before
+// the next step does); c.Seq ends at the last. It returns how many events
+// the steps emitted.
+func (e *Engine) finishEnds(c *Call) int {
+	events := 0
+	for {
+		e.mu.Lock()
+		if len(e.ending) == 0 && !e.rescan {
+			e.mu.Unlock()
+			return events
+		}
+		now := e.nowLocked()
+		start := e.seq
+		more := e.stepLocked(now)
+		e.finishLocked(c, now)
+		events += int(e.seq - start)
+		e.mu.Unlock()
+		if !more {
+			return events
+		}
+		runtime.Gosched()
+	}
+}
