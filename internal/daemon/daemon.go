@@ -39,6 +39,9 @@ type Options struct {
 	// ShutdownGrace bounds how long Stop lets calls in flight finish before
 	// it fails those still running; zero is DefaultShutdownGrace.
 	ShutdownGrace time.Duration
+	// BodyTimeout bounds how long a request may take to send its body
+	// after its headers; zero is DefaultBodyTimeout.
+	BodyTimeout time.Duration
 	// BeforeOpen, if set, runs once the listeners are bound and before the
 	// record is opened; an error stops the start with nothing opened. It is
 	// where a start that creates files (development mode's keys) creates
@@ -50,9 +53,10 @@ type Options struct {
 // the API and metrics listeners and the background duties. Create it with
 // Start; its methods are safe for concurrent use.
 type Daemon struct {
-	cfg   *config.Config
-	log   *slog.Logger
-	grace time.Duration
+	cfg         *config.Config
+	log         *slog.Logger
+	grace       time.Duration
+	bodyTimeout time.Duration
 
 	store   *durable.Store
 	tenants map[string]engine.ID // fixed by Start, read without a lock
@@ -91,7 +95,7 @@ func Start(ctx context.Context, cfg *config.Config, opts Options) (*Daemon, erro
 		return nil, err
 	}
 	d := &Daemon{
-		cfg: cfg, log: opts.Logger, grace: opts.ShutdownGrace,
+		cfg: cfg, log: opts.Logger, grace: opts.ShutdownGrace, bodyTimeout: opts.BodyTimeout,
 		serveErr: make(chan error, 2), stopping: make(chan struct{}), done: make(chan struct{}),
 	}
 	if d.log == nil {
@@ -103,6 +107,9 @@ func Start(ctx context.Context, cfg *config.Config, opts Options) (*Daemon, erro
 	}
 	if d.grace <= 0 {
 		d.grace = DefaultShutdownGrace
+	}
+	if d.bodyTimeout <= 0 {
+		d.bodyTimeout = DefaultBodyTimeout
 	}
 	var certs *certificate
 	if cfg.TLS.Enabled() {

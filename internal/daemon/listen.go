@@ -10,11 +10,20 @@ import (
 
 // Timeouts of both listeners. Calls may stream or wait for a lease for a
 // long time, so there is no write timeout; a client must send its headers
-// promptly, and an idle connection is closed after a while.
+// promptly, and an idle connection is closed after a while. The API's
+// request bodies are bounded too (DefaultBodyTimeout).
 const (
 	readHeaderTimeout = 10 * time.Second
 	idleTimeout       = 5 * time.Minute
 )
+
+// DefaultBodyTimeout is how long an API request may take to arrive, body
+// included, when Options.BodyTimeout is zero: http.Server's ReadTimeout,
+// which bounds reading the request (per stream over HTTP/2) but not the
+// answer, so a watch stream or an acquire that waits is not cut off. Every
+// call's request is one bounded message, so a client slower than this (one
+// byte every few seconds, holding a connection and a goroutine) is cut off.
+const DefaultBodyTimeout = 20 * time.Second
 
 // listeners are the bound sockets of a daemon, before anything serves them.
 type listeners struct {
@@ -68,6 +77,7 @@ func (d *Daemon) serve(l *listeners, certs *certificate) error {
 		Handler:           handler,
 		Protocols:         &protocols,
 		ReadHeaderTimeout: readHeaderTimeout,
+		ReadTimeout:       d.bodyTimeout,
 		IdleTimeout:       idleTimeout,
 		ErrorLog:          httpErrorLog(d.log, "api"),
 	}
