@@ -21,8 +21,18 @@ const DefaultTransportHold = time.Minute
 // (seconds or an HTTP date) on any answer but a redirect. It never sleeps:
 // the response, header included, goes to the caller, and the report feeds
 // governord's adaptive limit of the class, which slows every caller of
-// that downstream. A nil base is http.DefaultTransport. A request
-// whose context carries no task fails with ErrNoTask.
+// that downstream. A nil base is http.DefaultTransport.
+//
+// A request must carry the task's context, so build it with
+// http.NewRequestWithContext; one without a task, such as any made by
+// http.Client's Get, Post or Head, fails with ErrNoTask:
+//
+//	httpClient := &http.Client{Transport: governor.Transport(nil)}
+//	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+//	if err != nil {
+//		return err
+//	}
+//	resp, err := httpClient.Do(req) // a *DeniedError when the "http" budget is spent
 func Transport(base http.RoundTripper, opts ...LeaseOption) http.RoundTripper {
 	if base == nil {
 		base = http.DefaultTransport

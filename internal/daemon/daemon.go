@@ -39,15 +39,24 @@ type Options struct {
 	// ShutdownGrace bounds how long Stop lets calls in flight finish before
 	// it fails those still running; zero is DefaultShutdownGrace.
 	ShutdownGrace time.Duration
+	// BodyTimeout bounds how long a request may take to send its body
+	// after its headers; zero is DefaultBodyTimeout.
+	BodyTimeout time.Duration
+	// BeforeOpen, if set, runs once the listeners are bound and before the
+	// record is opened; an error stops the start with nothing opened. It is
+	// where a start that creates files (development mode's keys) creates
+	// them, so that a busy port leaves nothing behind.
+	BeforeOpen func() error
 }
 
 // Daemon is a running governord: the record, the engine rebuilt from it,
 // the API and metrics listeners and the background duties. Create it with
 // Start; its methods are safe for concurrent use.
 type Daemon struct {
-	cfg   *config.Config
-	log   *slog.Logger
-	grace time.Duration
+	cfg         *config.Config
+	log         *slog.Logger
+	grace       time.Duration
+	bodyTimeout time.Duration
 
 	store   *durable.Store
 	tenants map[string]engine.ID // fixed by Start, read without a lock
@@ -72,7 +81,8 @@ type Daemon struct {
 	err      error           // why it stopped, set before done is closed
 }
 
-// Start opens the record named by cfg, rebuilds the engine from it, seeds it
+// Start checks the TLS pair, binds the listeners (a busy address fails here,
+// with nothing created), opens the record named by cfg, rebuilds the engine from it, seeds it
 // from the configuration (see reconcile.go: the file seeds, the record
 // decides afterwards), starts the adaptive controllers and the reaper, and
 // serves the API (and metrics, unless they are off). ctx bounds the start
@@ -85,7 +95,7 @@ func Start(ctx context.Context, cfg *config.Config, opts Options) (*Daemon, erro
 		return nil, err
 	}
 	d := &Daemon{
-		cfg: cfg, log: opts.Logger, grace: opts.ShutdownGrace,
+		cfg: cfg, log: opts.Logger, grace: opts.ShutdownGrace, bodyTimeout: opts.BodyTimeout,
 		serveErr: make(chan error, 2), stopping: make(chan struct{}), done: make(chan struct{}),
 	}
 	if d.log == nil {
@@ -98,17 +108,32 @@ func Start(ctx context.Context, cfg *config.Config, opts Options) (*Daemon, erro
 	if d.grace <= 0 {
 		d.grace = DefaultShutdownGrace
 	}
+	if d.bodyTimeout <= 0 {
+		d.bodyTimeout = DefaultBodyTimeout
+	}
 	var certs *certificate
 	if cfg.TLS.Enabled() {
 		var err error
-		if certs, err = loadCertificate(cfg.TLS.CertFile, cfg.TLS.KeyFile, d.log); err != nil {
+		if certs, err = loadCertificate(cfg.TLS.CertFile, cfg.TLS.KeyFile, d.log, time.Now); err != nil {
+			return nil, err
+		}
+	}
+	lns, err := bind(cfg.Listen, cfg.MetricsListen)
+	if err != nil {
+		return nil, err
+	}
+	if opts.BeforeOpen != nil {
+		if err := opts.BeforeOpen(); err != nil {
+			lns.close()
 			return nil, err
 		}
 	}
 	if err := d.open(ctx, opts.Clock); err != nil {
+		lns.close()
 		return nil, err
 	}
-	if err := d.listen(certs); err != nil {
+	if err := d.serve(lns, certs); err != nil {
+		lns.close()
 		d.ctrl.Stop()
 		d.api.Close()
 		return nil, errors.Join(err, d.store.Close(context.WithoutCancel(ctx)))
@@ -182,6 +207,7 @@ func (d *Daemon) open(ctx context.Context, clock engine.Clock) error {
 		},
 		Logger:  d.log,
 		Observe: d.metrics.ObserveCall,
+		Reflect: d.reflected(),
 	})
 	if err != nil {
 		return errors.Join(fmt.Errorf("build the API: %w", err), st.Close(ctx))

@@ -180,10 +180,7 @@ func TestMetricsHaveTheirOwnListener(t *testing.T) {
 
 func TestGRPCWorksOverPlaintextHTTP2(t *testing.T) {
 	d := startDaemon(t, testConfig(""), Options{})
-	var protocols http.Protocols
-	protocols.SetUnencryptedHTTP2(true)
-	h2c := &http.Client{Transport: &http.Transport{Protocols: &protocols}}
-	client := governorv1connect.NewGovernorServiceClient(h2c, d.URL(), connect.WithGRPC())
+	client := governorv1connect.NewGovernorServiceClient(h2cClient(), d.URL(), connect.WithGRPC())
 	req := connect.NewRequest(&governorv1.ConsumeRequest{Resource: "http", Amount: 5})
 	req.Header().Set("Authorization", "Bearer "+testTeamKey)
 	resp, err := client.Consume(context.Background(), req)

@@ -12,6 +12,10 @@ func TestDevKeysAreGeneratedOnceAndKeptPrivate(t *testing.T) {
 	dir := t.TempDir()
 	first, err := devKeys(dir)
 	must(t, err)
+	if _, err := os.Stat(first.Path); err == nil {
+		t.Fatal("the keys file was written before save")
+	}
+	must(t, first.save())
 	if !first.New || len(first.Admin) < 16 || len(first.Demo) < 16 || first.Admin == first.Demo {
 		t.Fatalf("generated keys %+v: want two different keys of at least 16 characters", first)
 	}
@@ -60,6 +64,7 @@ func TestDevKeysFileExportsToChildren(t *testing.T) {
 	dir := t.TempDir()
 	k, err := devKeys(dir)
 	must(t, err)
+	must(t, k.save())
 	out, err := exec.Command("sh", "-c", ". "+k.Path+" && env").Output()
 	must(t, err)
 	env := string(out)

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"net/http"
 
+	"governor.dev/governor/internal/gen/gubernator/v1/gubernatorv1connect"
 	"governor.dev/governor/internal/gubernator"
 )
 
@@ -44,4 +45,13 @@ func (d *Daemon) closeAPIs() {
 	if d.guber != nil {
 		d.guber.Close()
 	}
+}
+
+// reflected names the services served beside GovernorService that server
+// reflection lists: Gubernator's when it is enabled.
+func (d *Daemon) reflected() []string {
+	if !d.cfg.Gubernator.Enabled {
+		return nil
+	}
+	return []string{gubernatorv1connect.V1Name}
 }

@@ -10,24 +10,60 @@ import (
 
 // Timeouts of both listeners. Calls may stream or wait for a lease for a
 // long time, so there is no write timeout; a client must send its headers
-// promptly, and an idle connection is closed after a while.
+// promptly, and an idle connection is closed after a while. The API's
+// request bodies are bounded too (DefaultBodyTimeout).
 const (
 	readHeaderTimeout = 10 * time.Second
 	idleTimeout       = 5 * time.Minute
 )
 
-// listen binds the API (TLS 1.3 with certs, else HTTP/1 and HTTP/2 in plain
-// text, h2c, so gRPC works without TLS) and the metrics endpoint, and starts
-// serving both.
-func (d *Daemon) listen(certs *certificate) error {
-	ln, err := net.Listen("tcp", d.cfg.Listen)
+// DefaultBodyTimeout is how long an API request may take to arrive, body
+// included, when Options.BodyTimeout is zero: http.Server's ReadTimeout,
+// which bounds reading the request (per stream over HTTP/2) but not the
+// answer, so a watch stream or an acquire that waits is not cut off. Every
+// call's request is one bounded message, so a client slower than this (one
+// byte every few seconds, holding a connection and a goroutine) is cut off.
+const DefaultBodyTimeout = 20 * time.Second
+
+// listeners are the bound sockets of a daemon, before anything serves them.
+type listeners struct {
+	api     net.Listener
+	metrics net.Listener // nil when metrics are off
+}
+
+// bind binds the API's address and the metrics endpoint's. It runs before
+// anything else is created, so a busy or unusable address leaves nothing
+// behind; its errors wrap ErrAddress.
+func bind(apiAddr, metricsAddr string) (*listeners, error) {
+	ln, err := net.Listen("tcp", apiAddr)
 	if err != nil {
-		return fmt.Errorf("listen on %s for the API: %w", d.cfg.Listen, err)
+		return nil, fmt.Errorf("%w: listen on %s for the API: %w", ErrAddress, apiAddr, err)
 	}
-	d.apiAddr, d.tls = ln.Addr(), certs != nil
+	l := &listeners{api: ln}
+	if metricsAddr != "" {
+		if l.metrics, err = net.Listen("tcp", metricsAddr); err != nil {
+			ln.Close()
+			return nil, fmt.Errorf("%w: listen on %s for metrics: %w", ErrAddress, metricsAddr, err)
+		}
+	}
+	return l, nil
+}
+
+// close closes both listeners; for a start that fails before serving.
+func (l *listeners) close() {
+	l.api.Close()
+	if l.metrics != nil {
+		l.metrics.Close()
+	}
+}
+
+// serve starts serving the API (TLS 1.3 with certs, else HTTP/1 and HTTP/2
+// in plain text, h2c, so gRPC works without TLS) and the metrics endpoint on
+// the bound listeners.
+func (d *Daemon) serve(l *listeners, certs *certificate) error {
+	d.apiAddr, d.tls = l.api.Addr(), certs != nil
 	handler, err := d.handler()
 	if err != nil {
-		ln.Close()
 		return err
 	}
 	var protocols http.Protocols
@@ -41,21 +77,17 @@ func (d *Daemon) listen(certs *certificate) error {
 		Handler:           handler,
 		Protocols:         &protocols,
 		ReadHeaderTimeout: readHeaderTimeout,
+		ReadTimeout:       d.bodyTimeout,
 		IdleTimeout:       idleTimeout,
 		ErrorLog:          httpErrorLog(d.log, "api"),
 	}
-	serve := func() error { return d.apiHTTP.Serve(ln) }
+	serve := func() error { return d.apiHTTP.Serve(l.api) }
 	if certs != nil {
 		d.apiHTTP.TLSConfig = certs.tlsConfig()
-		serve = func() error { return d.apiHTTP.ServeTLS(ln, "", "") }
+		serve = func() error { return d.apiHTTP.ServeTLS(l.api, "", "") }
 	}
-	if d.cfg.MetricsListen != "" {
-		mln, err := net.Listen("tcp", d.cfg.MetricsListen)
-		if err != nil {
-			ln.Close()
-			return fmt.Errorf("listen on %s for metrics: %w", d.cfg.MetricsListen, err)
-		}
-		d.metricsAddr = mln.Addr()
+	if l.metrics != nil {
+		d.metricsAddr = l.metrics.Addr()
 		mux := http.NewServeMux()
 		mux.Handle("/metrics", d.metrics.Handler())
 		d.metricsHTTP = &http.Server{
@@ -64,7 +96,7 @@ func (d *Daemon) listen(certs *certificate) error {
 			IdleTimeout:       idleTimeout,
 			ErrorLog:          httpErrorLog(d.log, "metrics"),
 		}
-		d.goServe("metrics", func() error { return d.metricsHTTP.Serve(mln) })
+		d.goServe("metrics", func() error { return d.metricsHTTP.Serve(l.metrics) })
 	}
 	d.goServe("api", serve)
 	return nil

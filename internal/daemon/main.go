@@ -8,6 +8,7 @@ import (
 	"io"
 	"io/fs"
 	"os"
+	"time"
 
 	"governor.dev/governor/internal/config"
 )
@@ -19,7 +20,7 @@ const (
 	ExitUsage   = 2 // a flag or the configuration has mistakes; nothing was started
 )
 
-const usage = `Usage: governord [-config FILE] [-listen ADDR] [-metrics-listen ADDR]
+const usage = `Usage: governord [-config FILE] [-listen ADDR] [-metrics-listen ADDR] [-check]
 
 Without -config, governord starts in development mode: loopback only, the
 record in governor.db in the working directory, and an admin key and a demo
@@ -28,7 +29,9 @@ tenant key generated once into %s there, printed with commands to try.
 With -config FILE it runs as that file says (governor.example.yaml shows
 every key). SIGINT or SIGTERM stops it gracefully. It exits 0 after a clean
 stop, 1 after a failure (a failed commit to the record: restart it), and 2
-when a flag or the configuration has mistakes.
+when a flag or the configuration has mistakes, the TLS certificate cannot be
+used, or an address cannot be listened on. With -check it only checks the
+configuration and its TLS pair, and exits 0 or 2.
 
 `
 
@@ -46,6 +49,7 @@ func Main(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	configPath := fl.String("config", "", "the configuration `FILE`; without it, development mode")
 	listen := fl.String("listen", "", "the API's `ADDR` (host:port), in place of the configuration's listen")
 	metricsListen := fl.String("metrics-listen", "", "the metrics endpoint's `ADDR` (host:port), in place of the configuration's metrics_listen; off disables it")
+	check := fl.Bool("check", false, "check the configuration and its TLS pair, then exit: 0 when governord would start with them, 2 with every mistake")
 	if err := fl.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return ExitOK
@@ -60,6 +64,10 @@ func Main(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fl.Visit(func(f *flag.Flag) { set[f.Name] = true })
 	if set["config"] && *configPath == "" {
 		fmt.Fprintln(stderr, "governord: -config needs a file name; leave the flag out for development mode")
+		return ExitUsage
+	}
+	if *check && *configPath == "" {
+		fmt.Fprintln(stderr, "governord: -check needs -config FILE: development mode has no file to check")
 		return ExitUsage
 	}
 	cfg, keys, err := loadConfig(*configPath)
@@ -80,22 +88,41 @@ func Main(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "governord: the configuration has mistakes; nothing was started:\n%v\n", err)
 		return ExitUsage
 	}
-	d, err := Start(ctx, cfg, Options{LogOutput: stderr})
+	if *check {
+		return checkOnly(cfg, *configPath, stdout, stderr)
+	}
+	d, err := Start(ctx, cfg, Options{LogOutput: stderr, BeforeOpen: keys.save})
 	switch {
 	case err != nil && ctx.Err() != nil:
 		fmt.Fprintf(stderr, "governord: stopped before serving: %v\n", err)
 		return ExitOK
+	case errors.Is(err, ErrAddress), errors.Is(err, ErrCertificate), errors.Is(err, ErrPlaintext):
+		fmt.Fprintf(stderr, "governord: %v; nothing was started\n", err)
+		return ExitUsage
 	case err != nil:
 		fmt.Fprintf(stderr, "governord: %v\n", err)
 		return ExitFailure
 	}
 	if *configPath == "" {
-		printWelcome(stdout, cfg, keys, d.Addr(), d.MetricsAddr())
+		printWelcome(stdout, cfg, keys, d)
 	}
 	if err := d.Wait(ctx); err != nil {
 		fmt.Fprintf(stderr, "governord: %v\n", err)
 		return ExitFailure
 	}
+	return ExitOK
+}
+
+// checkOnly is -check: the configuration was valid; the TLS pair, if any,
+// must load too. Nothing is bound, opened or written.
+func checkOnly(cfg *config.Config, path string, stdout, stderr io.Writer) int {
+	if cfg.TLS.Enabled() {
+		if _, err := loadCertificate(cfg.TLS.CertFile, cfg.TLS.KeyFile, newLogger(cfg.Log, stderr), time.Now); err != nil {
+			fmt.Fprintf(stderr, "governord: %v\n", err)
+			return ExitUsage
+		}
+	}
+	fmt.Fprintf(stdout, "governord: %s is a valid configuration\n", path)
 	return ExitOK
 }
 

@@ -8,8 +8,10 @@
 //
 //	go generate ./internal/gen
 //
-// buf and both plugins are Go tool dependencies pinned in go.mod, so this
-// needs nothing but the Go toolchain.
+// buf and both plugins are Go tool dependencies pinned in tools/go.mod, a
+// module of their own so that their dependencies never reach the SDK's
+// users; this needs nothing but the Go toolchain. buf runs in tools/, where
+// `go tool` finds the plugins buf.gen.yaml names.
 package gen
 
-//go:generate go tool buf generate ../.. --template ../../buf.gen.yaml -o ../..
+//go:generate go -C ../../tools tool buf generate .. --template ../buf.gen.yaml -o ..

@@ -36,6 +36,11 @@ type Options struct {
 	// method's name ("Consume"), the status code ("ok", "resource_exhausted")
 	// and how long the call took. It must not block.
 	Observe func(method, code string, d time.Duration)
+	// Reflect names further gRPC services served beside this one on the
+	// same port (the Gubernator-compatible pb.gubernator.V1), which server
+	// reflection lists with GovernorService and health. Their descriptors
+	// must be registered in protoregistry.GlobalFiles, as generated code does.
+	Reflect []string
 }
 
 // TTLBounds are the TTL granted when a client asks for none and the range a
@@ -54,6 +59,7 @@ type Server struct {
 	ttl     TTLBounds
 	log     *slog.Logger
 	observe func(method, code string, d time.Duration)
+	reflect []string
 	handler http.Handler
 	hub     *hub
 	flights flights
@@ -97,7 +103,7 @@ func New(opts Options) (*Server, error) {
 	}
 	s := &Server{
 		store: opts.Store, eng: opts.Store.Engine, keys: opts.Keys, tenants: opts.Tenants,
-		ttl: ttl, log: opts.Logger, observe: opts.Observe, closing: make(chan struct{}),
+		ttl: ttl, log: opts.Logger, observe: opts.Observe, reflect: opts.Reflect, closing: make(chan struct{}),
 	}
 	dump := s.eng.Dump()
 	if err := s.store.Wait(context.Background(), dump.Seq); err != nil {
@@ -125,7 +131,7 @@ func (s *Server) routes() http.Handler {
 	mux.Handle(governorv1connect.NewGovernorServiceHandler(s,
 		append(opts, connect.WithInterceptors(observer{s}))...))
 	mux.Handle(grpchealth.NewHandler(health{s}, opts...))
-	reflector := grpcreflect.NewStaticReflector(governorv1connect.GovernorServiceName, grpchealth.HealthV1ServiceName)
+	reflector := grpcreflect.NewStaticReflector(append([]string{governorv1connect.GovernorServiceName, grpchealth.HealthV1ServiceName}, s.reflect...)...)
 	mux.Handle(grpcreflect.NewHandlerV1(reflector, opts...))
 	mux.Handle(grpcreflect.NewHandlerV1Alpha(reflector, opts...))
 	return mux

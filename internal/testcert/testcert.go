@@ -29,6 +29,13 @@ type Cert struct {
 // an hour ago to an hour from now.
 func New(t testing.TB, serial int64) Cert {
 	t.Helper()
+	return NewValid(t, serial, time.Now().Add(-time.Hour), time.Now().Add(time.Hour))
+}
+
+// NewValid returns a fresh certificate with the given serial number, valid
+// from notBefore to notAfter.
+func NewValid(t testing.TB, serial int64, notBefore, notAfter time.Time) Cert {
+	t.Helper()
 	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
 	if err != nil {
 		t.Fatal(err)
@@ -36,8 +43,8 @@ func New(t testing.TB, serial int64) Cert {
 	tmpl := &x509.Certificate{
 		SerialNumber:          big.NewInt(serial),
 		Subject:               pkix.Name{CommonName: "governord test"},
-		NotBefore:             time.Now().Add(-time.Hour),
-		NotAfter:              time.Now().Add(time.Hour),
+		NotBefore:             notBefore,
+		NotAfter:              notAfter,
 		IsCA:                  true,
 		BasicConstraintsValid: true,
 		KeyUsage:              x509.KeyUsageDigitalSignature | x509.KeyUsageCertSign,
