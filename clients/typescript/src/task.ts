@@ -197,6 +197,6 @@ export class Task {
 /** task runs fn in a subtask of the current task, as client.task does,
  * for library code that holds no client. Outside every task it throws a
  * NoTaskError. */
-export function task<T>(spec: Spec, fn: (task: Task) => Promise<T> | T): Promise<T> {
+export async function task<T>(spec: Spec, fn: (task: Task) => Promise<T> | T): Promise<T> {
   return current("task()").client.task(spec, fn);
 }

@@ -153,10 +153,16 @@ export class Admin {
     return res.node?.classes[cls]?.held ?? 0n;
   }
 
-  /** children is the number of children governord holds under a node. */
-  async children(node: bigint): Promise<bigint> {
+  /** parent is a node's parent. */
+  async parent(node: bigint): Promise<bigint> {
     const res = await this.api.getNode({ nodeId: node }, await this.#opts());
-    return res.node?.childrenCount ?? 0n;
+    return res.node?.parentId ?? 0n;
+  }
+
+  /** children names the children governord holds under a node. */
+  async children(node: bigint): Promise<string[]> {
+    const res = await this.api.getNode({ nodeId: node, includeChildren: true }, await this.#opts());
+    return res.children.map((c) => c.name);
   }
 
   /** leaseValid says whether a lease is held. */
