@@ -27,8 +27,9 @@ type Client struct {
 	ttl     time.Duration // the TTL governord granted
 	ids     requestIDs
 	own     *http.Client       // the HTTP client Dial built, closed by Close; nil for WithHTTPClient's
-	stop    context.CancelFunc // stops the session and watch loops
-	loops   sync.WaitGroup
+	bg      context.Context    // the context of the background goroutines; ends with the client
+	stop    context.CancelFunc // ends bg: stops the session and watch loops
+	loops   sync.WaitGroup     // the background goroutines; Add only under mu while lost is nil
 
 	mu      sync.Mutex // guards the fields below
 	tasks   map[uint64]*Task
@@ -77,11 +78,10 @@ func Dial(ctx context.Context, opts ...Option) (*Client, error) {
 	}
 	m := res.Msg
 	c.token, c.session, c.ttl = m.Token, m.SessionId, m.Ttl.AsDuration()
-	loops, stop := context.WithCancel(context.Background())
-	c.stop = stop
+	c.bg, c.stop = context.WithCancel(context.Background())
 	c.loops.Add(2)
-	go c.sessionLoop(loops, sent)
-	go c.watchLoop(loops)
+	go c.sessionLoop(c.bg, sent)
+	go c.watchLoop(c.bg)
 	return c, nil
 }
 
@@ -130,6 +130,22 @@ func (c *Client) Close() error {
 		})
 	})
 	return c.closeErr
+}
+
+// background runs f on a goroutine of its own, with a context that ends
+// with the client; Close waits for it. Once the client is over it does
+// nothing.
+func (c *Client) background(f func(ctx context.Context)) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.lost != nil {
+		return
+	}
+	c.loops.Add(1)
+	go func() {
+		defer c.loops.Done()
+		f(c.bg)
+	}()
 }
 
 // lose ends the client because its session is lost.

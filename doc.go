@@ -17,8 +17,11 @@
 // transactions, retries and fan-out in one line each; Wait paces a caller
 // to the rate caps on its chain.
 //
-// The SDK fails closed. A call governord cannot answer is refused with
-// ErrUnavailable, never allowed by default; and when no heartbeat has
+// The SDK fails closed. A call governord cannot answer is never allowed by
+// default: a read is refused with ErrUnavailable, and a call that changes
+// state is sent again with the same request id (governord applies an id
+// once) until it is answered or its context ends, which is then an
+// *UnknownOutcomeError matching ErrOutcomeUnknown; and when no heartbeat has
 // succeeded within 80% of the session's TTL, measured on the monotonic clock
 // from when the last successful one was sent, every task context of the
 // client is cancelled with ErrSessionLost, before governord itself would end

@@ -67,8 +67,11 @@ func TestSessionAndLeaseSurviveARestart(t *testing.T) {
 	if err := g.stop(); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := Consume(ctx, "http", 1); !errors.Is(err, ErrUnavailable) {
-		t.Fatalf("consume while governord is down: %v, want ErrUnavailable", err)
+	short, cancel := context.WithTimeout(ctx, 200*time.Millisecond)
+	_, err = Consume(short, "http", 1)
+	cancel()
+	if !errors.Is(err, ErrUnavailable) || !errors.Is(err, ErrOutcomeUnknown) {
+		t.Fatalf("consume while governord is down: %v, want ErrUnavailable and ErrOutcomeUnknown", err)
 	}
 	cfg.Listen = g.addr
 	g = newGovernordWith(t, cfg)

@@ -52,8 +52,13 @@ type leaseOpts struct{ maxHold time.Duration }
 func WithMaxHold(d time.Duration) LeaseOption { return func(o *leaseOpts) { o.maxHold = d } }
 
 // Acquire waits in governord's fair queue for one slot of class on the
-// task ctx carries and its whole chain. Cancelling ctx gives the wait up;
-// a grant that races the cancellation is given back by governord.
+// task ctx carries and its whole chain. Its request id is kept over every
+// attempt: an attempt governord did not answer is sent again and answered
+// with the lease it granted, if it granted one. Cancelling ctx gives the
+// wait up and returns ctx's cause; a grant that raced the cancellation is
+// given back: governord gives back a grant its caller did not receive, and
+// the client also asks again, in the background, by the request id and
+// releases the lease it finds.
 func Acquire(ctx context.Context, class string, opts ...LeaseOption) (*Lease, error) {
 	t, err := current(ctx)
 	if err != nil {
@@ -63,13 +68,18 @@ func Acquire(ctx context.Context, class string, opts ...LeaseOption) (*Lease, er
 	for _, opt := range opts {
 		opt(&o)
 	}
-	req := &governorv1.AcquireRequest{NodeId: t.id, Class: class, RequestId: t.c.ids.next()}
+	id := t.c.ids.of(ctx)
+	req := connect.NewRequest(&governorv1.AcquireRequest{NodeId: t.id, Class: class, RequestId: id})
 	if o.maxHold != 0 {
-		req.MaxHold = durationpb.New(o.maxHold)
+		req.Msg.MaxHold = durationpb.New(o.maxHold)
 	}
-	res, err := t.c.api.Acquire(ctx, connect.NewRequest(req))
+	res, err := t.c.acquire(ctx, "acquire "+class, req, t.failed)
 	if err != nil {
-		return nil, t.failed(ctx, "acquire "+class, err)
+		if ctx.Err() != nil {
+			t.c.reclaim(req)
+			return nil, fmt.Errorf("governor: acquire %s: %w", class, context.Cause(ctx))
+		}
+		return nil, err
 	}
 	l := res.Msg.Lease
 	out := &Lease{ID: l.Id, Class: l.Class, NodeID: l.NodeId, t: t}
@@ -77,6 +87,33 @@ func Acquire(ctx context.Context, class string, opts ...LeaseOption) (*Lease, er
 		out.HoldUntil = l.HoldUntil.AsTime()
 	}
 	return out, nil
+}
+
+// acquire sends req until governord answers it, as send does.
+func (c *Client) acquire(ctx context.Context, what string, req *connect.Request[governorv1.AcquireRequest], fail func(context.Context, string, error) error) (*connect.Response[governorv1.AcquireResponse], error) {
+	var res *connect.Response[governorv1.AcquireResponse]
+	err := c.send(ctx, what, req.Msg.RequestId, fail, func(ctx context.Context) (err error) {
+		res, err = c.api.Acquire(ctx, req)
+		return err
+	})
+	return res, err
+}
+
+// reclaim asks again, in the background, for an Acquire whose caller gave
+// up, with the same request id, and releases the lease the answer names:
+// a grant that raced the cancellation is remembered under the id. When
+// nothing was granted the ask is a new wait in the queue, given up after
+// one heartbeat interval; a grant it gets meanwhile is released too.
+func (c *Client) reclaim(req *connect.Request[governorv1.AcquireRequest]) {
+	c.background(func(ctx context.Context) {
+		ask, cancel := context.WithTimeout(ctx, c.ttl/3)
+		defer cancel()
+		res, err := c.acquire(ask, "give back an acquire whose caller went away", req, c.called)
+		if err != nil {
+			return
+		}
+		_ = c.release(ctx, &governorv1.ReleaseRequest{LeaseId: res.Msg.Lease.Id, RequestId: c.ids.next()})
+	})
 }
 
 // Release returns the lease with a report on the downstream. A transient
@@ -90,21 +127,26 @@ func (l *Lease) Release(r Report) error {
 			l.err = fmt.Errorf("%w: lease %d ended with the session: %w", ErrLeaseLost, l.ID, c.Err())
 			return
 		}
-		ctx, cancel := context.WithTimeout(context.Background(), c.ttl)
-		defer cancel()
 		req := &governorv1.ReleaseRequest{LeaseId: l.ID, Overloaded: r.Overloaded, RequestId: c.ids.next()}
 		if r.Latency > 0 {
 			req.Latency = durationpb.New(r.Latency)
 		}
-		l.err = c.retryTransient(ctx, "release", func(ctx context.Context) error {
-			_, err := c.api.Release(ctx, connect.NewRequest(req))
-			return err
-		})
+		l.err = c.release(context.Background(), req)
 		if isNodeEnded(l.err) {
 			l.err = &apiError{kind: ErrLeaseLost, msg: l.err.Error(), err: l.err}
 		}
 	})
 	return l.err
+}
+
+// release sends req until governord answers it, for up to one TTL.
+func (c *Client) release(ctx context.Context, req *governorv1.ReleaseRequest) error {
+	ctx, cancel := context.WithTimeout(ctx, c.ttl)
+	defer cancel()
+	return c.send(ctx, "release", req.RequestId, c.called, func(ctx context.Context) error {
+		_, err := c.api.Release(ctx, connect.NewRequest(req))
+		return err
+	})
 }
 
 // Validate reports whether the lease is still held: nil if so, an

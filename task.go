@@ -79,7 +79,9 @@ func (t *Task) Name() string { return t.name }
 
 // NewTask creates a task and returns a context that carries it. When ctx
 // already carries a task of this client, the new task is its subtask;
-// otherwise it is a child of the key's scope (its tenant).
+// otherwise it is a child of the key's scope (its tenant). The create
+// carries one request id over all its attempts, as Consume does, so a lost
+// reply never creates the task twice.
 func (c *Client) NewTask(ctx context.Context, spec Spec) (context.Context, *Task, error) {
 	parent := uint64(0)
 	if t := taskOf(ctx); t != nil && t.c == c {
@@ -105,15 +107,19 @@ func (c *Client) newTask(ctx context.Context, parent uint64, spec Spec) (context
 	c.mu.Lock()
 	c.pending++
 	c.mu.Unlock()
-	res, err := c.api.CreateNode(ctx, connect.NewRequest(&governorv1.CreateNodeRequest{
-		ParentId: parent, Spec: spec.wire(), RequestId: c.ids.next(),
-	}))
+	id := c.ids.of(ctx)
+	req := connect.NewRequest(&governorv1.CreateNodeRequest{ParentId: parent, Spec: spec.wire(), RequestId: id})
+	var res *connect.Response[governorv1.CreateNodeResponse]
+	err := c.send(ctx, "create task", id, c.called, func(ctx context.Context) (err error) {
+		res, err = c.api.CreateNode(ctx, req)
+		return err
+	})
 	if err != nil {
 		c.settled(0)
-		return ctx, nil, c.called(ctx, "create task", err)
+		return ctx, nil, err
 	}
 	t := &Task{c: c, id: res.Msg.Node.Id, name: spec.Name}
-	tctx, cancel := context.WithCancelCause(context.WithValue(ctx, taskKey{}, t))
+	tctx, cancel := context.WithCancelCause(context.WithValue(context.WithValue(ctx, taskKey{}, t), requestIDKey{}, ""))
 	t.cancel = cancel
 	t.ctx = tctx
 	if !spec.Deadline.IsZero() {
@@ -214,7 +220,7 @@ func (t *Task) finish(what string, call func(ctx context.Context, id string) err
 	ctx, cancel := context.WithTimeout(context.Background(), t.c.ttl)
 	defer cancel()
 	id := t.c.ids.next()
-	err := t.c.retryTransient(ctx, what, func(ctx context.Context) error { return call(ctx, id) })
+	err := t.c.send(ctx, what, id, t.c.called, func(ctx context.Context) error { return call(ctx, id) })
 	if errors.Is(err, ErrTaskEnded) || errors.Is(err, ErrSessionLost) {
 		return nil
 	}
