@@ -103,8 +103,8 @@ func Consume(ctx context.Context, resource string, n int64) (Balance, error) {
 	id := t.c.ids.of(ctx)
 	req := connect.NewRequest(&governorv1.ConsumeRequest{NodeId: t.id, Resource: resource, Amount: n, RequestId: id})
 	var res *connect.Response[governorv1.ConsumeResponse]
-	err = t.c.send(ctx, "consume", id, t.failed, func(ctx context.Context) (err error) {
-		res, err = t.c.api.Consume(ctx, req)
+	err = t.s.send(ctx, "consume", id, t.failed, func(ctx context.Context) (err error) {
+		res, err = t.s.api.Consume(ctx, req)
 		return err
 	})
 	if err != nil {
@@ -128,7 +128,7 @@ func current(ctx context.Context) (*Task, error) {
 // failed maps the error of a call made for the task; a node that governord
 // says has ended ends the task here too.
 func (t *Task) failed(ctx context.Context, what string, err error) error {
-	err = t.c.called(ctx, what, err)
+	err = t.s.called(ctx, what, err)
 	if isNodeEnded(err) {
 		t.end(taskEnded(t.name, t.id, "it has ended on governord"))
 	}

@@ -24,7 +24,8 @@ var (
 	// ErrTaskEnded: the task was closed, cancelled, or passed its deadline.
 	ErrTaskEnded = errors.New("governor: task ended")
 	// ErrSessionLost: the client's session ended, or no heartbeat succeeded
-	// within 80% of its TTL; every task of the client is over.
+	// within 80% of its TTL; every task of that session is over, and the
+	// client is opening a new session.
 	ErrSessionLost = errors.New("governor: session lost")
 	// ErrLeaseLost: the lease expired, was revoked with its node, or is not
 	// the caller's.

@@ -73,10 +73,10 @@ func Acquire(ctx context.Context, class string, opts ...LeaseOption) (*Lease, er
 	if o.maxHold != 0 {
 		req.Msg.MaxHold = durationpb.New(o.maxHold)
 	}
-	res, err := t.c.acquire(ctx, "acquire "+class, req, t.failed)
+	res, err := t.s.acquire(ctx, "acquire "+class, req, t.failed)
 	if err != nil {
 		if ctx.Err() != nil {
-			t.c.reclaim(req)
+			t.s.reclaim(req)
 			return nil, fmt.Errorf("governor: acquire %s: %w", class, context.Cause(ctx))
 		}
 		return nil, err
@@ -90,29 +90,28 @@ func Acquire(ctx context.Context, class string, opts ...LeaseOption) (*Lease, er
 }
 
 // acquire sends req until governord answers it, as send does.
-func (c *Client) acquire(ctx context.Context, what string, req *connect.Request[governorv1.AcquireRequest], fail func(context.Context, string, error) error) (*connect.Response[governorv1.AcquireResponse], error) {
+func (s *session) acquire(ctx context.Context, what string, req *connect.Request[governorv1.AcquireRequest], fail func(context.Context, string, error) error) (*connect.Response[governorv1.AcquireResponse], error) {
 	var res *connect.Response[governorv1.AcquireResponse]
-	err := c.send(ctx, what, req.Msg.RequestId, fail, func(ctx context.Context) (err error) {
-		res, err = c.api.Acquire(ctx, req)
+	err := s.send(ctx, what, req.Msg.RequestId, fail, func(ctx context.Context) (err error) {
+		res, err = s.api.Acquire(ctx, req)
 		return err
 	})
 	return res, err
 }
 
 // reclaim asks again, in the background, for an Acquire whose caller gave
-// up, with the same request id, and releases the lease the answer names:
-// a grant that raced the cancellation is remembered under the id. When
-// nothing was granted the ask is a new wait in the queue, given up after
-// one heartbeat interval; a grant it gets meanwhile is released too.
-func (c *Client) reclaim(req *connect.Request[governorv1.AcquireRequest]) {
-	c.background(func(ctx context.Context) {
-		ask, cancel := context.WithTimeout(ctx, c.ttl/3)
-		defer cancel()
-		res, err := c.acquire(ask, "give back an acquire whose caller went away", req, c.called)
+// up, with the same request id, and releases the lease the answer names: a
+// grant that raced the cancellation is remembered under the id and
+// answered at once. When nothing was granted, the ask is a new wait in the
+// queue, kept until it is granted (and released at once) or the session
+// ends: giving it up could race a grant again.
+func (s *session) reclaim(req *connect.Request[governorv1.AcquireRequest]) {
+	s.c.background(s, func(ctx context.Context) {
+		res, err := s.acquire(ctx, "give back an acquire whose caller went away", req, s.called)
 		if err != nil {
 			return
 		}
-		_ = c.release(ctx, &governorv1.ReleaseRequest{LeaseId: res.Msg.Lease.Id, RequestId: c.ids.next()})
+		_ = s.release(ctx, &governorv1.ReleaseRequest{LeaseId: res.Msg.Lease.Id, RequestId: s.c.ids.next()})
 	})
 }
 
@@ -122,16 +121,16 @@ func (c *Client) reclaim(req *connect.Request[governorv1.AcquireRequest]) {
 // before (expired, or revoked with its task) is ErrLeaseLost.
 func (l *Lease) Release(r Report) error {
 	l.once.Do(func() {
-		c := l.t.c
-		if c.Err() != nil {
-			l.err = fmt.Errorf("%w: lease %d ended with the session: %w", ErrLeaseLost, l.ID, c.Err())
+		s := l.t.s
+		if s.ctx.Err() != nil {
+			l.err = fmt.Errorf("%w: lease %d ended with the session: %w", ErrLeaseLost, l.ID, context.Cause(s.ctx))
 			return
 		}
-		req := &governorv1.ReleaseRequest{LeaseId: l.ID, Overloaded: r.Overloaded, RequestId: c.ids.next()}
+		req := &governorv1.ReleaseRequest{LeaseId: l.ID, Overloaded: r.Overloaded, RequestId: s.c.ids.next()}
 		if r.Latency > 0 {
 			req.Latency = durationpb.New(r.Latency)
 		}
-		l.err = c.release(context.Background(), req)
+		l.err = s.release(context.Background(), req)
 		if isNodeEnded(l.err) {
 			l.err = &apiError{kind: ErrLeaseLost, msg: l.err.Error(), err: l.err}
 		}
@@ -140,11 +139,11 @@ func (l *Lease) Release(r Report) error {
 }
 
 // release sends req until governord answers it, for up to one TTL.
-func (c *Client) release(ctx context.Context, req *governorv1.ReleaseRequest) error {
-	ctx, cancel := context.WithTimeout(ctx, c.ttl)
+func (s *session) release(ctx context.Context, req *governorv1.ReleaseRequest) error {
+	ctx, cancel := context.WithTimeout(ctx, s.ttl)
 	defer cancel()
-	return c.send(ctx, "release", req.RequestId, c.called, func(ctx context.Context) error {
-		_, err := c.api.Release(ctx, connect.NewRequest(req))
+	return s.send(ctx, "release", req.RequestId, s.called, func(ctx context.Context) error {
+		_, err := s.api.Release(ctx, connect.NewRequest(req))
 		return err
 	})
 }
@@ -153,13 +152,16 @@ func (c *Client) release(ctx context.Context, req *governorv1.ReleaseRequest) er
 // ErrLeaseLost saying how it ended otherwise. The lease can end right
 // after; the fencing ID is the stronger guarantee.
 func (l *Lease) Validate(ctx context.Context) error {
-	c := l.t.c
-	if err := c.live(ctx); err != nil {
+	s := l.t.s
+	if err := l.t.c.live(ctx); err != nil {
 		return err
 	}
-	res, err := c.api.Validate(ctx, connect.NewRequest(&governorv1.ValidateRequest{LeaseId: l.ID}))
+	if s.ctx.Err() != nil {
+		return fmt.Errorf("%w: lease %d ended with the session: %w", ErrLeaseLost, l.ID, context.Cause(s.ctx))
+	}
+	res, err := s.api.Validate(ctx, connect.NewRequest(&governorv1.ValidateRequest{LeaseId: l.ID}))
 	if err != nil {
-		return c.called(ctx, "validate", err)
+		return s.called(ctx, "validate", err)
 	}
 	if !res.Msg.Valid {
 		return &apiError{kind: ErrLeaseLost, msg: res.Msg.Reason, err: errors.New(res.Msg.State.String())}

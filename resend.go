@@ -6,14 +6,14 @@ import (
 	"fmt"
 )
 
-// send makes one call that changes state, carrying request id id over
-// every attempt. A call governord did not answer may or may not have been
-// applied, so it is sent again, with the same id and after a backoff,
-// until governord answers, ctx ends or the client's session ends:
-// governord applies an id at most once and answers a repeat with the
-// first result. fail maps an answer (c.called, or a task's failed). Giving
-// up without an answer is an *UnknownOutcomeError.
-func (c *Client) send(ctx context.Context, what, id string, fail func(context.Context, string, error) error, call func(context.Context) error) error {
+// send makes one call that changes state in s, carrying request id id
+// over every attempt. A call governord did not answer may or may not have
+// been applied, so it is sent again, with the same id and after a backoff,
+// until governord answers, ctx ends or s ends: governord applies an id at
+// most once per session and answers a repeat with the first result. fail
+// maps an answer (s.called, or a task's failed). Giving up without an
+// answer is an *UnknownOutcomeError.
+func (s *session) send(ctx context.Context, what, id string, fail func(context.Context, string, error) error, call func(context.Context) error) error {
 	var unanswered error // the last attempt governord did not answer
 	for attempt := 0; ; attempt++ {
 		err := call(ctx)
@@ -29,8 +29,8 @@ func (c *Client) send(ctx context.Context, what, id string, fail func(context.Co
 		}
 		unanswered = err
 		why := pause(ctx, attempt)
-		if why == nil {
-			why = c.Err()
+		if why == nil && s.ctx.Err() != nil {
+			why = context.Cause(s.ctx)
 		}
 		if why != nil {
 			return &UnknownOutcomeError{Call: what, RequestID: id, why: why, unanswered: unanswered}

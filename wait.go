@@ -91,8 +91,8 @@ func (t *Task) book(ctx context.Context, resource string, n int64, until time.Ti
 	ctx, cancel := context.WithDeadline(ctx, until)
 	defer cancel()
 	var res *connect.Response[governorv1.ConsumeResponse]
-	err := t.c.send(ctx, "wait for "+resource, id, t.failed, func(ctx context.Context) (err error) {
-		res, err = t.c.api.Consume(ctx, req)
+	err := t.s.send(ctx, "wait for "+resource, id, t.failed, func(ctx context.Context) (err error) {
+		res, err = t.s.api.Consume(ctx, req)
 		return err
 	})
 	if err != nil {
