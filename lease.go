@@ -31,6 +31,68 @@ type Lease struct {
 	t    *Task
 	once sync.Once
 	err  error
+
+	done    chan struct{} // closed when the lease ends, as far as the client knows
+	endOnce sync.Once
+	why     error // why it ended; written before done is closed
+
+	mu        sync.Mutex  // guards the fields below, set once by follow
+	hold      *time.Timer // fires at HoldUntil; nil without a maximum hold
+	stopWatch func() bool // stops following the task's context
+}
+
+// Done is closed when the lease ends for any reason the client learns of:
+// released, its maximum hold run out, revoked with its task (closed,
+// cancelled, past its deadline), or its session lost. A holder selects on
+// it instead of polling Validate; the fencing ID stays the stronger
+// guarantee.
+func (l *Lease) Done() <-chan struct{} { return l.done }
+
+// Err is nil while Done is open, and then says why the lease ended; it
+// matches ErrLeaseLost.
+func (l *Lease) Err() error {
+	select {
+	case <-l.done:
+		return l.why
+	default:
+		return nil
+	}
+}
+
+// follow starts watching for the lease's end: its maximum hold and its
+// task's context, which ends when the task or its session does.
+func (l *Lease) follow() {
+	l.done = make(chan struct{})
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if !l.HoldUntil.IsZero() {
+		l.hold = time.AfterFunc(time.Until(l.HoldUntil), func() {
+			l.ended(fmt.Errorf("%w: lease %d ran out its maximum hold", ErrLeaseLost, l.ID))
+		})
+	}
+	tctx := l.t.ctx
+	l.stopWatch = context.AfterFunc(tctx, func() {
+		if cause := context.Cause(tctx); errors.Is(cause, ErrTaskEnded) || errors.Is(cause, ErrSessionLost) || errors.Is(cause, ErrClosed) {
+			l.ended(fmt.Errorf("%w: lease %d ended with its task: %w", ErrLeaseLost, l.ID, cause))
+		}
+	})
+}
+
+// ended closes Done with why, once.
+func (l *Lease) ended(why error) {
+	l.endOnce.Do(func() {
+		l.why = why
+		close(l.done)
+		l.mu.Lock()
+		hold, stopWatch := l.hold, l.stopWatch
+		l.mu.Unlock()
+		if hold != nil {
+			hold.Stop()
+		}
+		if stopWatch != nil {
+			stopWatch()
+		}
+	})
 }
 
 // Report is how the downstream behaved under a lease, for governord's
@@ -86,6 +148,7 @@ func Acquire(ctx context.Context, class string, opts ...LeaseOption) (*Lease, er
 	if l.HoldUntil != nil {
 		out.HoldUntil = l.HoldUntil.AsTime()
 	}
+	out.follow()
 	return out, nil
 }
 
@@ -121,6 +184,7 @@ func (s *session) reclaim(req *connect.Request[governorv1.AcquireRequest]) {
 // before (expired, or revoked with its task) is ErrLeaseLost.
 func (l *Lease) Release(r Report) error {
 	l.once.Do(func() {
+		defer l.ended(fmt.Errorf("%w: lease %d was released", ErrLeaseLost, l.ID))
 		s := l.t.s
 		if s.ctx.Err() != nil {
 			l.err = fmt.Errorf("%w: lease %d ended with the session: %w", ErrLeaseLost, l.ID, context.Cause(s.ctx))
@@ -164,7 +228,9 @@ func (l *Lease) Validate(ctx context.Context) error {
 		return s.called(ctx, "validate", err)
 	}
 	if !res.Msg.Valid {
-		return &apiError{kind: ErrLeaseLost, msg: res.Msg.Reason, err: errors.New(res.Msg.State.String())}
+		err := &apiError{kind: ErrLeaseLost, msg: res.Msg.Reason, err: errors.New(res.Msg.State.String())}
+		l.ended(err)
+		return err
 	}
 	return nil
 }
