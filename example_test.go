@@ -332,3 +332,30 @@ func ExampleWithRequestID() {
 	// remaining: 8
 	// remaining: 8
 }
+
+func ExampleNoWait() {
+	addr, stop := exampleGovernord()
+	defer stop()
+	client, err := Dial(context.Background(), WithAddr(addr), WithAPIKey(teamKey))
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	defer client.Close()
+	ctx, task, err := client.NewTask(context.Background(), Spec{Name: "try", Limits: map[string]int64{ClassAgents: 1}})
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	defer task.Close()
+	first, err := Acquire(ctx, ClassAgents, NoWait())
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	defer first.Release(Report{})
+	// The only slot is held: the answer comes at once, without waiting.
+	_, err = Acquire(ctx, ClassAgents, NoWait())
+	fmt.Println("denied at once:", errors.Is(err, ErrDenied))
+	// Output: denied at once: true
+}

@@ -107,20 +107,29 @@ type Report struct {
 // LeaseOption changes how a lease is acquired.
 type LeaseOption func(*leaseOpts)
 
-type leaseOpts struct{ maxHold time.Duration }
+type leaseOpts struct {
+	maxHold time.Duration
+	noWait  bool
+}
 
 // WithMaxHold bounds how long the lease may be held: governord ends it
 // then, whatever the holder does.
 func WithMaxHold(d time.Duration) LeaseOption { return func(o *leaseOpts) { o.maxHold = d } }
 
+// NoWait makes Acquire a try-acquire: it answers at once, with a lease if
+// a slot is free now on the whole chain, and otherwise with an error
+// matching ErrDenied, instead of waiting in the queue.
+func NoWait() LeaseOption { return func(o *leaseOpts) { o.noWait = true } }
+
 // Acquire waits in governord's fair queue for one slot of class on the
-// task ctx carries and its whole chain. Its request id is kept over every
-// attempt: an attempt governord did not answer is sent again and answered
-// with the lease it granted, if it granted one. Cancelling ctx gives the
-// wait up and returns ctx's cause; a grant that raced the cancellation is
-// given back: governord gives back a grant its caller did not receive, and
-// the client also asks again, in the background, by the request id and
-// releases the lease it finds.
+// task ctx carries and its whole chain (with NoWait, it does not wait).
+// Its request id is kept over every attempt: an attempt governord did not
+// answer is sent again and answered with the lease it granted, if it
+// granted one. Cancelling ctx gives the wait up and returns ctx's cause; a
+// grant that raced the cancellation is given back: governord gives back a
+// grant its caller did not receive, and the client also asks again, in the
+// background and without waiting, by the request id, and releases the
+// lease it finds.
 func Acquire(ctx context.Context, class string, opts ...LeaseOption) (*Lease, error) {
 	t, err := current(ctx)
 	if err != nil {
@@ -130,20 +139,18 @@ func Acquire(ctx context.Context, class string, opts ...LeaseOption) (*Lease, er
 	for _, opt := range opts {
 		opt(&o)
 	}
-	id := t.c.ids.of(ctx)
-	req := connect.NewRequest(&governorv1.AcquireRequest{NodeId: t.id, Class: class, RequestId: id})
+	ask := &governorv1.TryAcquireRequest{NodeId: t.id, Class: class, RequestId: t.c.ids.of(ctx)}
 	if o.maxHold != 0 {
-		req.Msg.MaxHold = durationpb.New(o.maxHold)
+		ask.MaxHold = durationpb.New(o.maxHold)
 	}
-	res, err := t.s.acquire(ctx, "acquire "+class, req, t.failed)
+	l, err := t.s.acquire(ctx, "acquire "+class, ask, o.noWait, t.failed)
 	if err != nil {
 		if ctx.Err() != nil {
-			t.s.reclaim(req)
+			t.s.reclaim(ask)
 			return nil, fmt.Errorf("governor: acquire %s: %w", class, context.Cause(ctx))
 		}
 		return nil, err
 	}
-	l := res.Msg.Lease
 	out := &Lease{ID: l.Id, Class: l.Class, NodeID: l.NodeId, t: t}
 	if l.HoldUntil != nil {
 		out.HoldUntil = l.HoldUntil.AsTime()
@@ -152,29 +159,41 @@ func Acquire(ctx context.Context, class string, opts ...LeaseOption) (*Lease, er
 	return out, nil
 }
 
-// acquire sends req until governord answers it, as send does.
-func (s *session) acquire(ctx context.Context, what string, req *connect.Request[governorv1.AcquireRequest], fail func(context.Context, string, error) error) (*connect.Response[governorv1.AcquireResponse], error) {
-	var res *connect.Response[governorv1.AcquireResponse]
-	err := s.send(ctx, what, req.Msg.RequestId, fail, func(ctx context.Context) (err error) {
-		res, err = s.api.Acquire(ctx, req)
+// acquire sends ask, as an Acquire that waits or as a TryAcquire, until
+// governord answers it, as send does, and returns the lease granted.
+func (s *session) acquire(ctx context.Context, what string, ask *governorv1.TryAcquireRequest, noWait bool, fail func(context.Context, string, error) error) (*governorv1.Lease, error) {
+	try := connect.NewRequest(ask)
+	wait := connect.NewRequest(&governorv1.AcquireRequest{NodeId: ask.NodeId, Class: ask.Class, MaxHold: ask.MaxHold, RequestId: ask.RequestId})
+	var l *governorv1.Lease
+	err := s.send(ctx, what, ask.RequestId, fail, func(ctx context.Context) error {
+		if noWait {
+			res, err := s.api.TryAcquire(ctx, try)
+			if err == nil {
+				l = res.Msg.Lease
+			}
+			return err
+		}
+		res, err := s.api.Acquire(ctx, wait)
+		if err == nil {
+			l = res.Msg.Lease
+		}
 		return err
 	})
-	return res, err
+	return l, err
 }
 
 // reclaim asks again, in the background, for an Acquire whose caller gave
-// up, with the same request id, and releases the lease the answer names: a
-// grant that raced the cancellation is remembered under the id and
-// answered at once. When nothing was granted, the ask is a new wait in the
-// queue, kept until it is granted (and released at once) or the session
-// ends: giving it up could race a grant again.
-func (s *session) reclaim(req *connect.Request[governorv1.AcquireRequest]) {
+// up: a TryAcquire with the same request id, which governord answers with
+// the lease it remembers under the id (a grant that raced the
+// cancellation) and otherwise grants only if a slot is free now; the
+// lease found is released. It never waits in the queue.
+func (s *session) reclaim(ask *governorv1.TryAcquireRequest) {
 	s.c.background(s, func(ctx context.Context) {
-		res, err := s.acquire(ctx, "give back an acquire whose caller went away", req, s.called)
+		l, err := s.acquire(ctx, "give back an acquire whose caller went away", ask, true, s.called)
 		if err != nil {
 			return
 		}
-		_ = s.release(ctx, &governorv1.ReleaseRequest{LeaseId: res.Msg.Lease.Id, RequestId: s.c.ids.next()})
+		_ = s.release(ctx, &governorv1.ReleaseRequest{LeaseId: l.Id, RequestId: s.c.ids.next()})
 	})
 }
 
