@@ -41,15 +41,17 @@ type ResourceUsage struct {
 	Used   int64
 }
 
-// ClassUsage is a node's limit on a concurrency class and the leases its
-// subtree holds.
+// ClassUsage is a node's limit on a concurrency class, the leases its
+// subtree holds and the acquires queued for it.
 type ClassUsage struct {
 	Limit   int64 // meaningful when Limited
 	Limited bool  // false: the node does not limit the class
 	Held    int64
+	Waiting int64 // acquires queued on the node and beneath it
 }
 
-// Describe reads node id as governord holds it now; 0 is the key's scope
+// Describe reads node id as governord holds it now (caps, use, leases
+// held and acquires waiting); 0 is the key's scope
 // (its tenant). A node outside the key's scope is ErrForbidden, one that
 // does not exist ErrNotFound.
 func (c *Client) Describe(ctx context.Context, id uint64) (Node, error) {
@@ -83,7 +85,7 @@ func node(m *governorv1.NodeInfo) Node {
 		n.Resources[name] = ResourceUsage{Cap: r.GetCap(), Capped: r.Cap != nil, Used: r.Used}
 	}
 	for name, cu := range m.Classes {
-		n.Classes[name] = ClassUsage{Limit: cu.GetLimit(), Limited: cu.Limit != nil, Held: cu.Held}
+		n.Classes[name] = ClassUsage{Limit: cu.GetLimit(), Limited: cu.Limit != nil, Held: cu.Held, Waiting: cu.Waiting}
 	}
 	return n
 }

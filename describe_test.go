@@ -3,8 +3,13 @@ package governor
 import (
 	"context"
 	"errors"
+	"reflect"
 	"testing"
 	"time"
+
+	"google.golang.org/protobuf/types/known/timestamppb"
+
+	governorv1 "governor.dev/governor/internal/gen/governor/v1"
 )
 
 // Describe reads where a task stands: caps, use, limits and held leases,
@@ -57,5 +62,23 @@ func TestDescribeReadsUsageCapsAndHolders(t *testing.T) {
 	}
 	if _, err := c.Describe(context.Background(), 1<<40); !errors.Is(err, ErrNotFound) {
 		t.Fatalf("describe a node that never existed: %v, want ErrNotFound", err)
+	}
+}
+
+// Every field of the wire's node reaches Node, the queued acquires too.
+func TestNodeReadsEveryWireField(t *testing.T) {
+	t.Parallel()
+	limit, cap := int64(4), int64(9)
+	m := &governorv1.NodeInfo{Id: 7, ParentId: 2, Name: "n", Tenant: "team-a", State: governorv1.NodeState_NODE_STATE_CANCELLED,
+		EndedReason: "cancelled: test", Deadline: timestamppb.New(time.Unix(1_800_000_000, 0)), ChildrenCount: 3,
+		Resources: map[string]*governorv1.ResourceUsage{"http": {Cap: &cap, Used: 5}, "free": {Used: 1}},
+		Classes:   map[string]*governorv1.ClassUsage{"db": {Limit: &limit, Held: 4, Waiting: 6}, "open": {Held: 1}}}
+	n := node(m)
+	want := Node{ID: 7, ParentID: 2, Name: "n", Tenant: "team-a", State: "cancelled", EndedReason: "cancelled: test",
+		Deadline: time.Unix(1_800_000_000, 0).UTC(), Children: 3,
+		Resources: map[string]ResourceUsage{"http": {Cap: 9, Capped: true, Used: 5}, "free": {Used: 1}},
+		Classes:   map[string]ClassUsage{"db": {Limit: 4, Limited: true, Held: 4, Waiting: 6}, "open": {Held: 1}}}
+	if !reflect.DeepEqual(n, want) {
+		t.Fatalf("got  %+v\nwant %+v", n, want)
 	}
 }

@@ -929,7 +929,9 @@ type ClassUsage struct {
 	// The node's limit; absent when the node has no limit on the class.
 	Limit *int64 `protobuf:"varint,1,opt,name=limit,proto3,oneof" json:"limit,omitempty"`
 	// Leases held in the node's subtree.
-	Held          int64 `protobuf:"varint,2,opt,name=held,proto3" json:"held,omitempty"`
+	Held int64 `protobuf:"varint,2,opt,name=held,proto3" json:"held,omitempty"`
+	// Acquires queued for the class on the node and in its subtree.
+	Waiting       int64 `protobuf:"varint,3,opt,name=waiting,proto3" json:"waiting,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -974,6 +976,13 @@ func (x *ClassUsage) GetLimit() int64 {
 func (x *ClassUsage) GetHeld() int64 {
 	if x != nil {
 		return x.Held
+	}
+	return 0
+}
+
+func (x *ClassUsage) GetWaiting() int64 {
+	if x != nil {
+		return x.Waiting
 	}
 	return 0
 }
@@ -4020,11 +4029,12 @@ const file_governor_v1_governor_proto_rawDesc = "" +
 	"\rResourceUsage\x12\x15\n" +
 	"\x03cap\x18\x01 \x01(\x03H\x00R\x03cap\x88\x01\x01\x12\x12\n" +
 	"\x04used\x18\x02 \x01(\x03R\x04usedB\x06\n" +
-	"\x04_cap\"E\n" +
+	"\x04_cap\"_\n" +
 	"\n" +
 	"ClassUsage\x12\x19\n" +
 	"\x05limit\x18\x01 \x01(\x03H\x00R\x05limit\x88\x01\x01\x12\x12\n" +
-	"\x04held\x18\x02 \x01(\x03R\x04heldB\b\n" +
+	"\x04held\x18\x02 \x01(\x03R\x04held\x12\x18\n" +
+	"\awaiting\x18\x03 \x01(\x03R\awaitingB\b\n" +
 	"\x06_limit\"\xbd\a\n" +
 	"\bNodeInfo\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\x04R\x02id\x12\x1b\n" +
