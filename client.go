@@ -11,30 +11,33 @@ import (
 	"connectrpc.com/connect"
 	"google.golang.org/protobuf/types/known/durationpb"
 
+	"governor.dev/governor/internal/clientconn"
 	governorv1 "governor.dev/governor/internal/gen/governor/v1"
 	"governor.dev/governor/internal/gen/governor/v1/governorv1connect"
 )
 
-// Client is a session with governord: it heartbeats the session, follows
-// the state of its tasks on one watch stream and cancels their contexts
-// when they end. Create it with Dial and end it with Close; its methods are
-// safe for concurrent use.
+// Client holds a session with governord: it heartbeats the session,
+// follows the state of its tasks on one watch stream and cancels their
+// contexts when they end. When the session is lost, the tasks of that
+// session end with ErrSessionLost and the client opens a new session by
+// itself, with backoff, after which new tasks work again. Create it with
+// Dial and end it with Close; its methods are safe for concurrent use.
 type Client struct {
-	api     governorv1connect.GovernorServiceClient
-	key     string
-	token   string // the session token; set by Dial before any other call
-	session uint64
-	ttl     time.Duration // the TTL governord granted
-	ids     requestIDs
-	own     *http.Client       // the HTTP client Dial built, closed by Close; nil for WithHTTPClient's
-	stop    context.CancelFunc // stops the session and watch loops
-	loops   sync.WaitGroup
+	conn  clientconn.Config // with the HTTP client every call goes through
+	byKey governorv1connect.GovernorServiceClient
+	open  *governorv1.OpenSessionRequest // what Dial and every reopening ask for
+	ids   requestIDs
+	own   *http.Client       // the HTTP client Dial built, closed by Close; nil for WithHTTPClient's
+	bg    context.Context    // ends with Close; every session's context derives from it
+	stop  context.CancelFunc // ends bg
+	loops sync.WaitGroup     // the background goroutines; Add only under mu while lost is nil
 
 	mu      sync.Mutex // guards the fields below
+	cur     *session   // the newest session; lost while lost is ErrSessionLost
 	tasks   map[uint64]*Task
 	pending int               // NewTask calls between their CreateNode and their registration
 	early   map[uint64]string // ends heard for nodes not registered yet, kept while pending > 0
-	lost    error             // why the client is over: ErrSessionLost or ErrClosed; nil while live
+	lost    error             // ErrSessionLost while a new session is being opened, ErrClosed after Close; nil while live
 
 	closeOnce sync.Once
 	closeErr  error
@@ -49,59 +52,93 @@ func Dial(ctx context.Context, opts ...Option) (*Client, error) {
 	if err != nil {
 		return nil, err
 	}
-	c := &Client{key: s.conn.APIKey, ids: newRequestIDs(), tasks: make(map[uint64]*Task), early: make(map[uint64]string)}
+	c := &Client{ids: newRequestIDs(), tasks: make(map[uint64]*Task), early: make(map[uint64]string),
+		open: &governorv1.OpenSessionRequest{ClientName: s.name}}
+	if s.ttl > 0 {
+		c.open.Ttl = durationpb.New(s.ttl)
+	}
 	if s.conn.HTTPClient == nil {
 		if c.own, err = s.conn.Client(); err != nil {
 			return nil, fmt.Errorf("%w: %w", ErrInvalid, err)
 		}
 		s.conn.HTTPClient = c.own
 	}
-	if c.api, err = s.conn.API(c.credential); err != nil {
+	c.conn = s.conn
+	if c.byKey, err = c.conn.API(nil); err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrInvalid, err)
 	}
-	req := &governorv1.OpenSessionRequest{ClientName: s.name}
-	if s.ttl > 0 {
-		req.Ttl = durationpb.New(s.ttl)
-	}
-	sent := time.Now()
-	res, err := c.api.OpenSession(ctx, connect.NewRequest(req))
+	c.bg, c.stop = context.WithCancel(context.Background())
+	sess, sent, err := c.openSession(ctx)
 	if err != nil {
+		c.stop()
 		if c.own != nil {
 			c.own.CloseIdleConnections()
 		}
+		return nil, err
+	}
+	c.mu.Lock()
+	c.start(sess, sent)
+	c.mu.Unlock()
+	return c, nil
+}
+
+// openSession opens a session with the API key; sent is when the request
+// left.
+func (c *Client) openSession(ctx context.Context) (s *session, sent time.Time, err error) {
+	sent = time.Now()
+	res, err := c.byKey.OpenSession(ctx, connect.NewRequest(c.open))
+	if err != nil {
 		err = fromAPI(ctx, "open session", err)
 		if errors.Is(err, ErrSessionLost) {
 			err = &apiError{kind: ErrBadKey, msg: err.Error(), err: err}
 		}
-		return nil, err
+		return nil, sent, err
 	}
 	m := res.Msg
-	c.token, c.session, c.ttl = m.Token, m.SessionId, m.Ttl.AsDuration()
-	loops, stop := context.WithCancel(context.Background())
-	c.stop = stop
-	c.loops.Add(2)
-	go c.sessionLoop(loops, sent)
-	go c.watchLoop(loops)
-	return c, nil
-}
-
-// credential is the bearer of every call: the API key until the session
-// is open, its token afterwards.
-func (c *Client) credential() string {
-	if c.token != "" {
-		return c.token
+	s = &session{c: c, id: m.SessionId, ttl: m.Ttl.AsDuration()}
+	token := m.Token
+	if s.api, err = c.conn.API(func() string { return token }); err != nil {
+		return nil, sent, fmt.Errorf("%w: %w", ErrInvalid, err)
 	}
-	return c.key
+	return s, sent, nil
 }
 
-// SessionID is the id of the client's session.
-func (c *Client) SessionID() uint64 { return c.session }
+// start makes s the client's session and starts its loops. c.mu is held
+// and the client is not over.
+func (c *Client) start(s *session, sent time.Time) {
+	s.ctx, s.cancel = context.WithCancelCause(c.bg)
+	c.cur, c.lost = s, nil
+	c.loops.Add(2)
+	go s.sessionLoop(sent)
+	go s.watchLoop()
+}
 
-// TTL is the session TTL governord granted.
-func (c *Client) TTL() time.Duration { return c.ttl }
+// current returns the live session, or why there is none.
+func (c *Client) current() (*session, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.lost != nil {
+		return nil, c.lost
+	}
+	return c.cur, nil
+}
 
-// Err is nil while the client is live, and afterwards says why it is not:
-// ErrSessionLost or ErrClosed.
+// SessionID is the id of the client's newest session.
+func (c *Client) SessionID() uint64 {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.cur.id
+}
+
+// TTL is the TTL governord granted the client's newest session.
+func (c *Client) TTL() time.Duration {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.cur.ttl
+}
+
+// Err is nil while the client has a live session, and otherwise says why
+// not: ErrSessionLost while it opens a new one, ErrClosed after Close.
 func (c *Client) Err() error {
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -114,66 +151,83 @@ func (c *Client) Err() error {
 // with ErrClosed. Close is idempotent and returns the first call's result.
 func (c *Client) Close() error {
 	c.closeOnce.Do(func() {
-		lost := c.end(ErrClosed)
+		s, before := c.end(ErrClosed)
 		c.loops.Wait()
 		if c.own != nil {
 			defer c.own.CloseIdleConnections()
 		}
-		if lost != nil {
+		if before != nil {
 			return
 		}
-		ctx, cancel := context.WithTimeout(context.Background(), c.ttl)
-		defer cancel()
-		c.closeErr = c.retryTransient(ctx, "close session", func(ctx context.Context) error {
-			_, err := c.api.CloseSession(ctx, connect.NewRequest(&governorv1.CloseSessionRequest{}))
-			return err
-		})
+		c.closeErr = s.close()
 	})
 	return c.closeErr
 }
 
-// lose ends the client because its session is lost.
-func (c *Client) lose(err error) { c.end(err) }
-
-// end marks the client over with why, cancels every task context with it
-// and stops the loops; it returns why the client had ended before, if it
-// had.
-func (c *Client) end(why error) error {
+// end marks the client over with why, cancels every task context and the
+// session's with it and stops the loops; it returns the newest session and
+// why the client had no live session before, if it had none.
+func (c *Client) end(why error) (*session, error) {
 	c.mu.Lock()
-	before := c.lost
-	if before == nil {
-		c.lost = why
-	}
+	before, s := c.lost, c.cur
+	c.lost = why
 	tasks := c.tasks
 	c.tasks = make(map[uint64]*Task)
 	c.mu.Unlock()
+	s.cancel(why)
 	for _, t := range tasks {
 		t.cancel(why)
 	}
 	c.stop()
-	return before
+	return s, before
 }
 
-// called maps the error of a call made for ctx and ends the client when
-// it says the session is gone.
-func (c *Client) called(ctx context.Context, what string, err error) error {
-	err = fromAPI(ctx, what, err)
-	if errors.Is(err, ErrSessionLost) && ctx.Err() == nil {
-		c.lose(err)
-	}
-	return err
-}
-
-// retryTransient runs call until it succeeds, fails for a reason other
-// than ErrUnavailable, or ctx ends, with capped full-jitter backoff.
-func (c *Client) retryTransient(ctx context.Context, what string, call func(context.Context) error) error {
+// reopen opens a new session after one was lost, with capped full-jitter
+// backoff, until one opens or the client is closed. It runs on its own
+// goroutine, counted in loops.
+func (c *Client) reopen() {
+	defer c.loops.Done()
 	for attempt := 0; ; attempt++ {
-		err := fromAPI(ctx, what, call(ctx))
-		if err == nil || !errors.Is(err, ErrUnavailable) {
-			return err
+		if sleep(c.bg, jitter(attempt, 50*time.Millisecond, 5*time.Second)) != nil {
+			return
 		}
-		if pause(ctx, attempt) != nil {
-			return err
+		s, sent, err := c.openSession(c.bg)
+		if err != nil {
+			continue
 		}
+		c.mu.Lock()
+		closed := c.lost != nil && !errors.Is(c.lost, ErrSessionLost)
+		if !closed {
+			c.start(s, sent)
+		}
+		c.mu.Unlock()
+		if closed {
+			_ = s.close()
+		}
+		return
 	}
+}
+
+// background runs f on a goroutine of its own, with s's context, while s
+// is the live session; Close waits for it.
+func (c *Client) background(s *session, f func(ctx context.Context)) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.lost != nil || c.cur != s {
+		return
+	}
+	c.loops.Add(1)
+	go func() {
+		defer c.loops.Done()
+		f(s.ctx)
+	}()
+}
+
+// live refuses new work once the client has no live session or ctx is
+// done.
+func (c *Client) live(ctx context.Context) error {
+	if err := ctx.Err(); err != nil {
+		return context.Cause(ctx)
+	}
+	return c.Err()
 }

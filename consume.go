@@ -90,18 +90,25 @@ func balance(m *governorv1.ConsumeResponse) Balance {
 // charges nothing and returns the balance as it stands. A refusal is a
 // *DeniedError naming the cap that was hit and its largest consumer, or,
 // for a rate cap, what it admits now and the wait that would have been
-// needed. The call carries a request id, so a lost reply is never charged
-// twice.
+// needed. The call carries one request id over all its attempts: one whose
+// reply is lost is sent again until governord answers, and governord
+// charges the id once, so a lost reply is never charged twice. Given up
+// before an answer (ctx or the session ended), it is an
+// *UnknownOutcomeError.
 func Consume(ctx context.Context, resource string, n int64) (Balance, error) {
 	t, err := current(ctx)
 	if err != nil {
 		return Balance{}, err
 	}
-	res, err := t.c.api.Consume(ctx, connect.NewRequest(&governorv1.ConsumeRequest{
-		NodeId: t.id, Resource: resource, Amount: n, RequestId: t.c.ids.next(),
-	}))
+	id := t.c.ids.of(ctx)
+	req := connect.NewRequest(&governorv1.ConsumeRequest{NodeId: t.id, Resource: resource, Amount: n, RequestId: id})
+	var res *connect.Response[governorv1.ConsumeResponse]
+	err = t.s.send(ctx, "consume", id, t.failed, func(ctx context.Context) (err error) {
+		res, err = t.s.api.Consume(ctx, req)
+		return err
+	})
 	if err != nil {
-		return Balance{}, t.failed(ctx, "consume", err)
+		return Balance{}, err
 	}
 	return balance(res.Msg), nil
 }
@@ -121,7 +128,7 @@ func current(ctx context.Context) (*Task, error) {
 // failed maps the error of a call made for the task; a node that governord
 // says has ended ends the task here too.
 func (t *Task) failed(ctx context.Context, what string, err error) error {
-	err = t.c.called(ctx, what, err)
+	err = t.s.called(ctx, what, err)
 	if isNodeEnded(err) {
 		t.end(taskEnded(t.name, t.id, "it has ended on governord"))
 	}

@@ -17,17 +17,25 @@
 // transactions, retries and fan-out in one line each; Wait paces a caller
 // to the rate caps on its chain.
 //
-// The SDK fails closed. A call governord cannot answer is refused with
-// ErrUnavailable, never allowed by default; and when no heartbeat has
+// The SDK fails closed. A call governord cannot answer is never allowed by
+// default: a read is refused with ErrUnavailable, and a call that changes
+// state is sent again with the same request id (governord applies an id
+// once) until it is answered or its context ends, which is then an
+// *UnknownOutcomeError matching ErrOutcomeUnknown; and when no heartbeat has
 // succeeded within 80% of the session's TTL, measured on the monotonic clock
 // from when the last successful one was sent, every task context of the
 // client is cancelled with ErrSessionLost, before governord itself would end
-// the session and its leases.
+// the session and its leases. The client is not over then: it opens a new
+// session by itself, with capped full-jitter backoff, and new tasks work
+// again; until then NewTask fails with ErrSessionLost.
 //
-// Goroutines: a Client runs two, both started by Dial and stopped and
-// waited for by Close: the session loop (heartbeats, the fail-closed
-// watchdog, and the check of tasks the watch stream cannot report) and the
-// watch loop (one WatchNode stream for all the client's tasks, reopened
-// when it breaks). A Group runs one acquiring goroutine while it has queued
+// Goroutines: a Client runs two per session, started when the session
+// opens and stopped when it is lost or the client is closed: the session
+// loop (heartbeats, the fail-closed watchdog, and the check of tasks the
+// watch stream cannot report) and the watch loop (one WatchNode stream for
+// all the session's tasks, reopened when it breaks). After a loss one more
+// opens the next session; a cancelled Acquire starts one that asks again by
+// its request id and releases what it finds. Close stops and waits for
+// them all. A Group runs one acquiring goroutine while it has queued
 // functions, plus one goroutine per function that holds a lease.
 package governor

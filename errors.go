@@ -15,7 +15,8 @@ import (
 // reach it, fails with an error matching exactly one of the first nine. A
 // call cut short by its context fails with the context's cause, which is
 // ErrTaskEnded, ErrSessionLost or ErrClosed when the task or the client
-// ended.
+// ended; a call that changes state and was cut short before governord
+// answered it also matches ErrOutcomeUnknown.
 var (
 	// ErrDenied: a quota on the task's chain is spent. The error is a
 	// *DeniedError naming the cap that was hit.
@@ -23,7 +24,8 @@ var (
 	// ErrTaskEnded: the task was closed, cancelled, or passed its deadline.
 	ErrTaskEnded = errors.New("governor: task ended")
 	// ErrSessionLost: the client's session ended, or no heartbeat succeeded
-	// within 80% of its TTL; every task of the client is over.
+	// within 80% of its TTL; every task of that session is over, and the
+	// client is opening a new session.
 	ErrSessionLost = errors.New("governor: session lost")
 	// ErrLeaseLost: the lease expired, was revoked with its node, or is not
 	// the caller's.
@@ -39,8 +41,14 @@ var (
 	// ErrBadKey: governord does not know the API key.
 	ErrBadKey = errors.New("governor: bad API key")
 	// ErrUnavailable: governord could not be reached or could not answer.
-	// Nothing was allowed; retry later.
+	// A read reports it at once. A call that changes state is sent again
+	// with the same request id until governord answers, and reports it
+	// only with ErrOutcomeUnknown, when its context or session ended first.
 	ErrUnavailable = errors.New("governor: unavailable")
+	// ErrOutcomeUnknown: a call that changes state was given up before
+	// governord answered it, so it may or may not have been applied. The
+	// error is an *UnknownOutcomeError carrying the request id to repeat.
+	ErrOutcomeUnknown = errors.New("governor: outcome unknown")
 
 	// ErrNoTask: the context carries no task; create one with
 	// Client.NewTask.
@@ -165,11 +173,10 @@ func fromAPI(ctx context.Context, what string, err error) error {
 	return &apiError{kind: kind, msg: ce.Message(), err: ce}
 }
 
-// unavailable says that governord did not answer, and that nothing was
-// allowed.
+// unavailable says that governord did not answer.
 func unavailable(what, why string, err error) error {
 	return &apiError{kind: ErrUnavailable, err: err,
-		msg: "governor: " + what + ": governord did not answer (" + why + "); nothing was allowed, retry later"}
+		msg: "governor: " + what + ": governord did not answer (" + why + ")"}
 }
 
 func denied(d *governorv1.Denial, msg string) *DeniedError {

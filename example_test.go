@@ -236,3 +236,126 @@ func ExampleWait() {
 	// scheduled
 	// never fits: true
 }
+
+func ExampleClient_Describe() {
+	addr, stop := exampleGovernord()
+	defer stop()
+	client, err := Dial(context.Background(), WithAddr(addr), WithAPIKey(teamKey))
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	defer client.Close()
+	ctx, task, err := client.NewTask(context.Background(), Spec{Name: "report", Quotas: map[string]int64{"tool_calls": 10}})
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	defer task.Close()
+	if _, err := Consume(ctx, "tool_calls", 4); err != nil {
+		fmt.Println(err)
+		return
+	}
+	lease, err := Acquire(ctx, ClassAgents)
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	defer lease.Release(Report{})
+
+	n, err := client.Describe(ctx, task.ID())
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	tc, agents := n.Resources["tool_calls"], n.Classes[ClassAgents]
+	fmt.Printf("%s is %s: tool_calls %d of %d, %d agents lease held\n", n.Name, n.State, tc.Used, tc.Cap, agents.Held)
+	// Output: report is active: tool_calls 4 of 10, 1 agents lease held
+}
+
+func ExampleLease_Done() {
+	addr, stop := exampleGovernord()
+	defer stop()
+	client, err := Dial(context.Background(), WithAddr(addr), WithAPIKey(teamKey))
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	defer client.Close()
+	ctx, task, err := client.NewTask(context.Background(), Spec{Name: "holder"})
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	defer task.Close()
+	lease, err := Acquire(ctx, ClassAgents, WithMaxHold(100*time.Millisecond))
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	// Work until the lease ends, whatever ends it, without polling Validate.
+	select {
+	case <-lease.Done():
+		fmt.Println("stopped:", errors.Is(lease.Err(), ErrLeaseLost))
+	case <-time.After(time.Minute):
+		fmt.Println("the work finished first")
+	}
+	// Output: stopped: true
+}
+
+func ExampleWithRequestID() {
+	addr, stop := exampleGovernord()
+	defer stop()
+	client, err := Dial(context.Background(), WithAddr(addr), WithAPIKey(teamKey))
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	defer client.Close()
+	ctx, task, err := client.NewTask(context.Background(), Spec{Name: "jobs", Quotas: map[string]int64{"tool_calls": 10}})
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	defer task.Close()
+	// A job retried by the caller repeats its id: charged once.
+	for range 3 {
+		b, err := Consume(WithRequestID(ctx, "job-42"), "tool_calls", 2)
+		if err != nil {
+			fmt.Println(err)
+			return
+		}
+		fmt.Println("remaining:", b.Remaining)
+	}
+	// Output:
+	// remaining: 8
+	// remaining: 8
+	// remaining: 8
+}
+
+func ExampleNoWait() {
+	addr, stop := exampleGovernord()
+	defer stop()
+	client, err := Dial(context.Background(), WithAddr(addr), WithAPIKey(teamKey))
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	defer client.Close()
+	ctx, task, err := client.NewTask(context.Background(), Spec{Name: "try", Limits: map[string]int64{ClassAgents: 1}})
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	defer task.Close()
+	first, err := Acquire(ctx, ClassAgents, NoWait())
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	defer first.Release(Report{})
+	// The only slot is held: the answer comes at once, without waiting.
+	_, err = Acquire(ctx, ClassAgents, NoWait())
+	fmt.Println("denied at once:", errors.Is(err, ErrDenied))
+	// Output: denied at once: true
+}

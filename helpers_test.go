@@ -147,11 +147,17 @@ func adminCancel(t testing.TB, addr string, node uint64) error {
 // used reads a node's use of a resource with the admin key.
 func used(t testing.TB, addr string, node uint64, resource string) int64 {
 	t.Helper()
+	return describe(t, addr, node).Resources[resource].GetUsed()
+}
+
+// describe reads a node with the admin key.
+func describe(t testing.TB, addr string, node uint64) *governorv1.NodeInfo {
+	t.Helper()
 	res, err := adminAPI(t, addr).GetNode(context.Background(), connect.NewRequest(&governorv1.GetNodeRequest{NodeId: node}))
 	if err != nil {
 		t.Fatalf("describe node %d: %v", node, err)
 	}
-	return res.Msg.Node.Resources[resource].GetUsed()
+	return res.Msg.Node
 }
 
 // done waits for ctx to end, at most within, and returns its cause.

@@ -39,8 +39,9 @@ log: {format: json}
 	return strings.TrimPrefix(p.Serving(), "http://"), p
 }
 
-// governord killed: calls are refused at once, and every context of the
-// client is cancelled once the heartbeats have failed for 80% of the TTL.
+// governord killed: a call that changes state is sent again until every
+// context of the client is cancelled, once the heartbeats have failed for
+// 80% of the TTL, and then says that its outcome is unknown.
 func TestKilledGovernordRefusesAndCancels(t *testing.T) {
 	addr, p := runGovernord(t, t.TempDir())
 	const ttl = time.Second
@@ -55,11 +56,12 @@ func TestKilledGovernordRefusesAndCancels(t *testing.T) {
 	}
 	p.Signal(syscall.SIGKILL)
 	p.Wait(time.Minute)
-	if _, err := Consume(sub, "http", 1); !errors.Is(err, ErrUnavailable) {
-		t.Fatalf("consume after the kill: %v, want ErrUnavailable", err)
+	_, err = Consume(sub, "http", 1)
+	if !errors.Is(err, ErrOutcomeUnknown) || !errors.Is(err, ErrUnavailable) || !errors.Is(err, ErrSessionLost) {
+		t.Fatalf("consume after the kill: %v, want ErrOutcomeUnknown, ErrUnavailable and ErrSessionLost", err)
 	}
-	if _, err := Acquire(sub, "db"); !errors.Is(err, ErrUnavailable) {
-		t.Fatalf("acquire after the kill: %v, want ErrUnavailable", err)
+	if _, err := Acquire(sub, "db"); !errors.Is(err, ErrSessionLost) {
+		t.Fatalf("acquire after the kill: %v, want ErrSessionLost", err)
 	}
 	for _, ctx := range []context.Context{ctx, sub} {
 		if err := done(t, ctx, ttl); !errors.Is(err, ErrSessionLost) {

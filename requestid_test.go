@@ -18,21 +18,40 @@ import (
 )
 
 // recordingTransport keeps the request id of every call that changes
-// state, and loses the first reply to the calls named in lose after
-// governord has applied them.
+// state, and loses the replies to the calls named in lose after governord
+// has applied them, as many as lose counts.
 type recordingTransport struct {
 	base  http.RoundTripper
 	mu    sync.Mutex
 	ids   map[string][]string // call name to the request ids it carried
 	waits []time.Duration     // the max_wait of each Consume
-	lose  map[string]bool
+	lose  map[string]int
+}
+
+// newRecordingTransport records over HTTP/2 in clear text and loses no
+// reply yet.
+func newRecordingTransport() *recordingTransport {
+	ct := &countingTransport{}
+	h2cClient(ct)
+	return &recordingTransport{base: ct.base, ids: map[string][]string{}, lose: map[string]int{}}
 }
 
 // loseNext loses the reply to the next call named name.
-func (r *recordingTransport) loseNext(name string) {
+func (r *recordingTransport) loseNext(name string) { r.loseReplies(name, 1) }
+
+// loseReplies loses the replies to the next n calls named name; 0 stops
+// losing them.
+func (r *recordingTransport) loseReplies(name string, n int) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	r.lose[name] = true
+	r.lose[name] = n
+}
+
+// sent returns the request ids of the calls named name so far.
+func (r *recordingTransport) sent(name string) []string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return slices.Clone(r.ids[name])
 }
 
 // consumes returns the request id and the max_wait of each Consume so far.
@@ -79,8 +98,10 @@ func (r *recordingTransport) RoundTrip(req *http.Request) (*http.Response, error
 	if c, ok := m.(*governorv1.ConsumeRequest); ok {
 		r.waits = append(r.waits, c.MaxWait.AsDuration())
 	}
-	lose := r.lose[name]
-	r.lose[name] = false
+	lose := r.lose[name] > 0
+	if lose {
+		r.lose[name]--
+	}
 	r.mu.Unlock()
 	resp, err := r.base.RoundTrip(req)
 	if err != nil || !lose {
@@ -94,10 +115,8 @@ func (r *recordingTransport) RoundTrip(req *http.Request) (*http.Response, error
 func TestEveryStateChangeCarriesARequestIDAndLostRepliesAreRetried(t *testing.T) {
 	t.Parallel()
 	g := newGovernord(t)
-	rt := &recordingTransport{ids: map[string][]string{}, lose: map[string]bool{"Release": true, "CloseNode": true}}
-	ct := &countingTransport{}
-	h2cClient(ct)
-	rt.base = ct.base
+	rt := newRecordingTransport()
+	rt.lose = map[string]int{"Release": 1, "CloseNode": 1}
 	c := dial(t, g.addr, WithHTTPClient(&http.Client{Transport: rt}))
 
 	ctx, tk, err := c.NewTask(context.Background(), Spec{Name: "ids", Quotas: map[string]int64{"http": 5}})

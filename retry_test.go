@@ -3,6 +3,7 @@ package governor
 import (
 	"context"
 	"errors"
+	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -104,5 +105,34 @@ func TestJitterIsCappedAndFull(t *testing.T) {
 		if !low || !high {
 			t.Fatalf("jitter(%d) does not spread over [0, %s]", tc.attempt, tc.ceil)
 		}
+	}
+}
+
+// When the budget is spent in an inner loop, every enclosing loop returns
+// at once, without a backoff or another charge, even when it would retry
+// every error, and the error says that the retry was refused once.
+func TestNestedRetriesStopAtOnceAndSaySoOnce(t *testing.T) {
+	t.Parallel()
+	g := newGovernord(t)
+	c := dial(t, g.addr)
+	ctx, _ := task(t, c, Spec{Name: "spent", Quotas: map[string]int64{"retry": 1}})
+	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	var inner atomic.Int64
+	hour := Backoff(time.Hour, time.Hour) // an outer loop that retried would sleep past the deadline
+	always := RetryIf(func(error) bool { return true })
+	err := Retry(ctx, func(ctx context.Context) error {
+		return Retry(ctx, func(ctx context.Context) error {
+			return Retry(ctx, func(context.Context) error {
+				inner.Add(1)
+				return errors.New("flaky")
+			}, Attempts(5), Backoff(time.Microsecond, time.Millisecond))
+		}, Attempts(5), hour, always)
+	}, Attempts(5), hour, always)
+	if inner.Load() != 2 || !errors.Is(err, ErrRetryBudget) || errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("%d inner calls, %v; want 2 and the spent budget at once", inner.Load(), err)
+	}
+	if n := strings.Count(err.Error(), "not retried"); n != 1 {
+		t.Fatalf("the error says %d times that the retry was refused: %v", n, err)
 	}
 }

@@ -10,42 +10,101 @@ import (
 	"connectrpc.com/connect"
 
 	governorv1 "governor.dev/governor/internal/gen/governor/v1"
+	"governor.dev/governor/internal/gen/governor/v1/governorv1connect"
 )
 
 // failShare is the part of the TTL after which, without a successful
 // heartbeat, the client gives its session up: before governord ends it.
 const failShare = 0.8
 
+// session is one session of a client with governord: its calls carry its
+// token, and its context ends, with the cause, when it is lost or the
+// client is closed.
+type session struct {
+	c      *Client
+	api    governorv1connect.GovernorServiceClient // calls carry the session's token
+	id     uint64
+	ttl    time.Duration // the TTL governord granted
+	ctx    context.Context
+	cancel context.CancelCauseFunc
+}
+
+// lose ends s because governord no longer holds it: every task of the
+// client is cancelled with why, and a new session is opened in the
+// background. It does nothing when s is not the live session.
+func (s *session) lose(why error) {
+	c := s.c
+	c.mu.Lock()
+	if c.cur != s || c.lost != nil {
+		c.mu.Unlock()
+		return
+	}
+	c.lost = why
+	tasks := c.tasks
+	c.tasks = make(map[uint64]*Task)
+	c.loops.Add(1)
+	c.mu.Unlock()
+	s.cancel(why)
+	for _, t := range tasks {
+		t.cancel(why)
+	}
+	go c.reopen()
+}
+
+// called maps the error of a call made for ctx in s and loses s when the
+// answer says governord no longer holds it.
+func (s *session) called(ctx context.Context, what string, err error) error {
+	err = fromAPI(ctx, what, err)
+	if errors.Is(err, ErrSessionLost) && ctx.Err() == nil {
+		s.lose(err)
+	}
+	return err
+}
+
+// close ends s on governord, retrying a transient failure for up to one
+// TTL.
+func (s *session) close() error {
+	ctx, cancel := context.WithTimeout(context.Background(), s.ttl)
+	defer cancel()
+	for attempt := 0; ; attempt++ {
+		_, err := s.api.CloseSession(ctx, connect.NewRequest(&governorv1.CloseSessionRequest{}))
+		err = fromAPI(ctx, "close session", err)
+		if err == nil || !errors.Is(err, ErrUnavailable) || pause(ctx, attempt) != nil {
+			return err
+		}
+	}
+}
+
 // sessionLoop heartbeats three times per TTL and gives the session up when
 // no heartbeat has succeeded within 80% of the TTL, counted on the
 // monotonic clock from when the last successful one was sent. lastSent is
-// when OpenSession was sent. It runs from Dial until the client ends.
-func (c *Client) sessionLoop(ctx context.Context, lastSent time.Time) {
-	defer c.loops.Done()
-	failAfter := time.Duration(float64(c.ttl) * failShare)
-	tick := time.NewTicker(c.ttl / 3)
+// when OpenSession was sent. It runs until the session ends.
+func (s *session) sessionLoop(lastSent time.Time) {
+	defer s.c.loops.Done()
+	failAfter := time.Duration(float64(s.ttl) * failShare)
+	tick := time.NewTicker(s.ttl / 3)
 	defer tick.Stop()
 	giveUp := lastSent.Add(failAfter)
 	watchdog := time.NewTimer(time.Until(giveUp))
 	defer watchdog.Stop()
 	for {
 		select {
-		case <-ctx.Done():
+		case <-s.ctx.Done():
 			return
 		case <-watchdog.C:
-			c.lose(fmt.Errorf("%w: no heartbeat succeeded within %s (80%% of the session's TTL of %s); every task of this client is cancelled",
-				ErrSessionLost, failAfter, c.ttl))
+			s.lose(fmt.Errorf("%w: no heartbeat succeeded within %s (80%% of the session's TTL of %s); every task of this session is cancelled",
+				ErrSessionLost, failAfter, s.ttl))
 			return
 		case <-tick.C:
 			sent := time.Now()
-			err := c.heartbeat(ctx, giveUp)
+			err := s.heartbeat(giveUp)
 			switch {
 			case err == nil:
 				giveUp = sent.Add(failAfter)
 				watchdog.Reset(time.Until(giveUp))
-				c.checkUnwatched(ctx, giveUp)
+				s.checkUnwatched(giveUp)
 			case errors.Is(err, ErrSessionLost):
-				c.lose(err)
+				s.lose(err)
 				return
 			}
 		}
@@ -54,10 +113,10 @@ func (c *Client) sessionLoop(ctx context.Context, lastSent time.Time) {
 
 // heartbeat renews the session, giving up at the instant the client would
 // give the session up anyway.
-func (c *Client) heartbeat(ctx context.Context, giveUp time.Time) error {
-	ctx, cancel := context.WithDeadline(ctx, giveUp)
+func (s *session) heartbeat(giveUp time.Time) error {
+	ctx, cancel := context.WithDeadline(s.ctx, giveUp)
 	defer cancel()
-	_, err := c.api.Heartbeat(ctx, connect.NewRequest(&governorv1.HeartbeatRequest{}))
+	_, err := s.api.Heartbeat(ctx, connect.NewRequest(&governorv1.HeartbeatRequest{}))
 	return fromAPI(ctx, "heartbeat", err)
 }
 
@@ -65,11 +124,11 @@ func (c *Client) heartbeat(ctx context.Context, giveUp time.Time) error {
 // reported since it was last opened: after governord restarts, the stream
 // no longer follows nodes created before the restart. It gives up by
 // giveUp, so that the watchdog is never held up.
-func (c *Client) checkUnwatched(ctx context.Context, giveUp time.Time) {
-	ctx, cancel := context.WithDeadline(ctx, giveUp)
+func (s *session) checkUnwatched(giveUp time.Time) {
+	ctx, cancel := context.WithDeadline(s.ctx, giveUp)
 	defer cancel()
-	for _, t := range c.unwatched() {
-		res, err := c.api.GetNode(ctx, connect.NewRequest(&governorv1.GetNodeRequest{NodeId: t.id}))
+	for _, t := range s.c.unwatched() {
+		res, err := s.api.GetNode(ctx, connect.NewRequest(&governorv1.GetNodeRequest{NodeId: t.id}))
 		if err != nil {
 			if err := fromAPI(ctx, "describe task", err); errors.Is(err, ErrNotFound) {
 				t.end(fmt.Errorf("%w: task %q (node %d) is no longer known to governord", ErrTaskEnded, t.name, t.id))

@@ -53,6 +53,7 @@ func (s Spec) wire() *governorv1.NodeSpec {
 // concurrent use.
 type Task struct {
 	c       *Client
+	s       *session // the session that created it; the task ends with it
 	id      uint64
 	name    string
 	ctx     context.Context
@@ -79,7 +80,9 @@ func (t *Task) Name() string { return t.name }
 
 // NewTask creates a task and returns a context that carries it. When ctx
 // already carries a task of this client, the new task is its subtask;
-// otherwise it is a child of the key's scope (its tenant).
+// otherwise it is a child of the key's scope (its tenant). The create
+// carries one request id over all its attempts, as Consume does, so a lost
+// reply never creates the task twice.
 func (c *Client) NewTask(ctx context.Context, spec Spec) (context.Context, *Task, error) {
 	parent := uint64(0)
 	if t := taskOf(ctx); t != nil && t.c == c {
@@ -99,21 +102,31 @@ func NewTask(ctx context.Context, spec Spec) (context.Context, *Task, error) {
 }
 
 func (c *Client) newTask(ctx context.Context, parent uint64, spec Spec) (context.Context, *Task, error) {
-	if err := c.live(ctx); err != nil {
-		return ctx, nil, err
+	if err := ctx.Err(); err != nil {
+		return ctx, nil, context.Cause(ctx)
 	}
 	c.mu.Lock()
-	c.pending++
+	s, lost := c.cur, c.lost
+	if lost == nil {
+		c.pending++
+	}
 	c.mu.Unlock()
-	res, err := c.api.CreateNode(ctx, connect.NewRequest(&governorv1.CreateNodeRequest{
-		ParentId: parent, Spec: spec.wire(), RequestId: c.ids.next(),
-	}))
+	if lost != nil {
+		return ctx, nil, lost
+	}
+	id := c.ids.of(ctx)
+	req := connect.NewRequest(&governorv1.CreateNodeRequest{ParentId: parent, Spec: spec.wire(), RequestId: id})
+	var res *connect.Response[governorv1.CreateNodeResponse]
+	err := s.send(ctx, "create task", id, s.called, func(ctx context.Context) (err error) {
+		res, err = s.api.CreateNode(ctx, req)
+		return err
+	})
 	if err != nil {
 		c.settled(0)
-		return ctx, nil, c.called(ctx, "create task", err)
+		return ctx, nil, err
 	}
-	t := &Task{c: c, id: res.Msg.Node.Id, name: spec.Name}
-	tctx, cancel := context.WithCancelCause(context.WithValue(ctx, taskKey{}, t))
+	t := &Task{c: c, s: s, id: res.Msg.Node.Id, name: spec.Name}
+	tctx, cancel := context.WithCancelCause(context.WithValue(context.WithValue(ctx, taskKey{}, t), requestIDKey{}, ""))
 	t.cancel = cancel
 	t.ctx = tctx
 	if !spec.Deadline.IsZero() {
@@ -126,11 +139,15 @@ func (c *Client) newTask(ctx context.Context, parent uint64, spec Spec) (context
 	return t.ctx, t, nil
 }
 
-// register makes t one of the client's tasks, unless it has ended already.
+// register makes t one of the client's tasks, unless it has ended already
+// or its session has.
 func (c *Client) register(t *Task) {
 	c.mu.Lock()
 	reason, ended := c.early[t.id]
 	lost := c.lost
+	if lost == nil && c.cur != t.s {
+		lost = context.Cause(t.s.ctx) // lost before the new session opened
+	}
 	if !ended && lost == nil {
 		t.watched = true
 		c.tasks[t.id] = t
@@ -164,14 +181,6 @@ func (c *Client) forget(t *Task) {
 	}
 }
 
-// live refuses new work once the client is over or ctx is done.
-func (c *Client) live(ctx context.Context) error {
-	if err := ctx.Err(); err != nil {
-		return context.Cause(ctx)
-	}
-	return c.Err()
-}
-
 // end cancels the task's context with why.
 func (t *Task) end(why error) { t.cancel(why) }
 
@@ -180,7 +189,7 @@ func (t *Task) end(why error) { t.cancel(why) }
 // already returns nil. A transient failure is retried for up to one TTL.
 func (t *Task) Close() error {
 	err := t.finish("close task", func(ctx context.Context, id string) error {
-		_, err := t.c.api.CloseNode(ctx, connect.NewRequest(&governorv1.CloseNodeRequest{NodeId: t.id, RequestId: id}))
+		_, err := t.s.api.CloseNode(ctx, connect.NewRequest(&governorv1.CloseNodeRequest{NodeId: t.id, RequestId: id}))
 		return err
 	})
 	t.end(taskEnded(t.name, t.id, "closed"))
@@ -198,7 +207,7 @@ func (t *Task) Cancel(reason string) error {
 		reason = strings.ToValidUTF8(reason[:maxReason], "")
 	}
 	err := t.finish("cancel task", func(ctx context.Context, id string) error {
-		_, err := t.c.api.CancelNode(ctx, connect.NewRequest(&governorv1.CancelNodeRequest{NodeId: t.id, Reason: reason, RequestId: id}))
+		_, err := t.s.api.CancelNode(ctx, connect.NewRequest(&governorv1.CancelNodeRequest{NodeId: t.id, Reason: reason, RequestId: id}))
 		return err
 	})
 	t.end(taskEnded(t.name, t.id, "cancelled"))
@@ -208,13 +217,13 @@ func (t *Task) Cancel(reason string) error {
 // finish makes a call that ends the task, with one request id over its
 // retries; an ended task or a lost client is nothing to report.
 func (t *Task) finish(what string, call func(ctx context.Context, id string) error) error {
-	if t.c.Err() != nil {
+	if t.s.ctx.Err() != nil {
 		return nil
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), t.c.ttl)
+	ctx, cancel := context.WithTimeout(context.Background(), t.s.ttl)
 	defer cancel()
 	id := t.c.ids.next()
-	err := t.c.retryTransient(ctx, what, func(ctx context.Context) error { return call(ctx, id) })
+	err := t.s.send(ctx, what, id, t.s.called, func(ctx context.Context) error { return call(ctx, id) })
 	if errors.Is(err, ErrTaskEnded) || errors.Is(err, ErrSessionLost) {
 		return nil
 	}

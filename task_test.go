@@ -79,11 +79,11 @@ func TestErrorsMatchTheirSentinels(t *testing.T) {
 	if _, err := Dial(context.Background(), WithAddr(g.addr), WithAPIKey(teamKey), WithSessionTTL(time.Nanosecond)); !errors.Is(err, ErrInvalid) {
 		t.Errorf("dial with a TTL below the server's minimum: %v, want ErrInvalid", err)
 	}
-	foreign := &Task{c: c, id: 1, name: "root", ctx: ctx}
+	foreign := &Task{c: c, s: c.cur, id: 1, name: "root", ctx: ctx}
 	if _, err := Consume(context.WithValue(ctx, taskKey{}, foreign), "x", 1); !errors.Is(err, ErrNotFound) {
 		t.Errorf("consume on the root, outside the key's scope: %v, want ErrNotFound", err)
 	}
-	missing := &Task{c: c, id: 1 << 40, name: "gone", ctx: ctx, cancel: func(error) {}}
+	missing := &Task{c: c, s: c.cur, id: 1 << 40, name: "gone", ctx: ctx, cancel: func(error) {}}
 	if _, err := Consume(context.WithValue(ctx, taskKey{}, missing), "x", 1); !errors.Is(err, ErrNotFound) {
 		t.Errorf("consume on a node that never existed: %v, want ErrNotFound", err)
 	}

@@ -40,7 +40,8 @@ const maxWireWait = 24 * time.Hour
 //
 // A call governord does not answer is repeated with the same request id,
 // so it is never booked twice, until the deadline passes or the task's
-// context ends (as it does when the session is lost). n must be 1 or more.
+// context ends (as it does when the session is lost); then it is an
+// *UnknownOutcomeError. n must be 1 or more.
 func Wait(ctx context.Context, resource string, n int64) (Balance, error) {
 	if n < 1 {
 		return Balance{}, fmt.Errorf("%w: governor: wait for %s: n must be 1 or more, got %d; Consume(ctx, resource, 0) peeks", ErrInvalid, resource, n)
@@ -80,20 +81,22 @@ func sleepUntilSlot(ctx context.Context, resource string, b Balance) error {
 }
 
 // book asks governord once for n units within until, repeating the same
-// request while governord does not answer.
+// request while governord does not answer, until until.
 func (t *Task) book(ctx context.Context, resource string, n int64, until time.Time) (Balance, error) {
+	id := t.c.ids.of(ctx)
 	req := connect.NewRequest(&governorv1.ConsumeRequest{
-		NodeId: t.id, Resource: resource, Amount: n, RequestId: t.c.ids.next(),
+		NodeId: t.id, Resource: resource, Amount: n, RequestId: id,
 		MaxWait: durationpb.New(min(max(time.Until(until), 0), maxWireWait)),
 	})
-	for attempt := 0; ; attempt++ {
-		res, err := t.c.api.Consume(ctx, req)
-		if err == nil {
-			return balance(res.Msg), nil
-		}
-		err = t.failed(ctx, "wait for "+resource, err)
-		if !errors.Is(err, ErrUnavailable) || time.Now().After(until) || pause(ctx, attempt) != nil {
-			return Balance{}, err
-		}
+	ctx, cancel := context.WithDeadline(ctx, until)
+	defer cancel()
+	var res *connect.Response[governorv1.ConsumeResponse]
+	err := t.s.send(ctx, "wait for "+resource, id, t.failed, func(ctx context.Context) (err error) {
+		res, err = t.s.api.Consume(ctx, req)
+		return err
+	})
+	if err != nil {
+		return Balance{}, err
 	}
+	return balance(res.Msg), nil
 }

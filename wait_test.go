@@ -163,10 +163,7 @@ func TestWaitSleepsOutAFullWindow(t *testing.T) {
 // request id, so the slot is booked once.
 func TestWaitBoundsItsAskAndRetriesWithTheSameID(t *testing.T) {
 	t.Parallel()
-	rt := &recordingTransport{ids: map[string][]string{}, lose: map[string]bool{}}
-	ct := &countingTransport{}
-	h2cClient(ct)
-	rt.base = ct.base
+	rt := newRecordingTransport()
 	g, ctx, tk := waitTask(t, WithHTTPClient(&http.Client{Transport: rt}))
 	if _, err := Wait(ctx, "calls", 1); err != nil {
 		t.Fatal(err)

@@ -1,7 +1,6 @@
 package governor
 
 import (
-	"context"
 	"errors"
 
 	"connectrpc.com/connect"
@@ -13,41 +12,41 @@ import (
 // created and everything beneath them, and ends the matching task when one
 // ends. A broken stream is opened again; its first messages are the
 // current states, so an end missed while it was down is heard then. It
-// runs from Dial until the client ends.
-func (c *Client) watchLoop(ctx context.Context) {
-	defer c.loops.Done()
+// runs until the session ends.
+func (s *session) watchLoop() {
+	defer s.c.loops.Done()
 	for attempt := 0; ; attempt++ {
-		heard, err := c.watchOnce(ctx)
-		if ctx.Err() != nil {
+		heard, err := s.watchOnce()
+		if s.ctx.Err() != nil {
 			return
 		}
 		if errors.Is(err, ErrSessionLost) {
-			c.lose(err)
+			s.lose(err)
 			return
 		}
 		if heard {
 			attempt = 0
 		}
-		if pause(ctx, attempt) != nil {
+		if pause(s.ctx, attempt) != nil {
 			return
 		}
-		c.markUnwatched()
+		s.c.markUnwatched()
 	}
 }
 
 // watchOnce follows one stream until it ends; heard says whether any
 // message came.
-func (c *Client) watchOnce(ctx context.Context) (heard bool, err error) {
-	stream, err := c.api.WatchNode(ctx, connect.NewRequest(&governorv1.WatchNodeRequest{CreatedBySession: true}))
+func (s *session) watchOnce() (heard bool, err error) {
+	stream, err := s.api.WatchNode(s.ctx, connect.NewRequest(&governorv1.WatchNodeRequest{CreatedBySession: true}))
 	if err != nil {
-		return false, fromAPI(ctx, "watch tasks", err)
+		return false, fromAPI(s.ctx, "watch tasks", err)
 	}
 	defer stream.Close()
 	for stream.Receive() {
 		heard = true
-		c.heard(stream.Msg())
+		s.c.heard(stream.Msg())
 	}
-	return heard, fromAPI(ctx, "watch tasks", stream.Err())
+	return heard, fromAPI(s.ctx, "watch tasks", stream.Err())
 }
 
 // heard applies one change: a task that ended is ended here too.

@@ -59,17 +59,26 @@ type session struct {
 	ttl    time.Duration // what governord granted
 }
 
-// openSession opens a session with the configuration's key.
-func openSession(ctx context.Context, c clientconn.Config, client string) (*session, error) {
+// keyAPI is a client whose calls carry the configuration's key itself,
+// and the configuration with its HTTP client, whose idle connections the
+// caller closes. Such calls act through the key's durable principal
+// session, which remembers request ids across processes.
+func keyAPI(c clientconn.Config) (governorv1connect.GovernorServiceClient, clientconn.Config, error) {
 	if c.APIKey == "" {
-		return nil, fmt.Errorf("%w: %s is not set; it must hold an API key (a tenant's, or the admin key)", clientconn.ErrConfig, clientconn.EnvAPIKey)
+		return nil, c, fmt.Errorf("%w: %s is not set; it must hold an API key (a tenant's, or the admin key)", clientconn.ErrConfig, clientconn.EnvAPIKey)
 	}
 	hc, err := c.Client()
 	if err != nil {
-		return nil, err
+		return nil, c, err
 	}
 	c.HTTPClient = hc
 	key, err := c.API(nil)
+	return key, c, err
+}
+
+// openSession opens a session with the configuration's key.
+func openSession(ctx context.Context, c clientconn.Config, client string) (*session, error) {
+	key, c, err := keyAPI(c)
 	if err != nil {
 		return nil, err
 	}

@@ -2,6 +2,7 @@ package cli
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strconv"
 
@@ -109,12 +110,24 @@ func newConsume(conn *connFlags) *cobra.Command {
 			if len(requestID) > 256 {
 				return usagef("--request-id is %d bytes; it may be at most 256", len(requestID))
 			}
+			cfg, err := conn.config(cmd)
+			if err != nil {
+				return err
+			}
+			key, cfg, err := keyAPI(cfg) // the charge goes through the key's durable principal, as the hook's does
+			if err != nil {
+				return err
+			}
+			defer cfg.HTTPClient.CloseIdleConnections()
 			return withSession(cmd, conn, func(ctx context.Context, api governorv1connect.GovernorServiceClient) error {
 				id, err := resolve(ctx, api, a[0])
 				if err != nil {
 					return err
 				}
-				res, err := api.Consume(ctx, connect.NewRequest(&governorv1.ConsumeRequest{NodeId: id, Resource: a[1], Amount: n, RequestId: requestID}))
+				res, err := key.Consume(ctx, connect.NewRequest(&governorv1.ConsumeRequest{NodeId: id, Resource: a[1], Amount: n, RequestId: requestID}))
+				if isMismatch(err) {
+					return errors.Join(errRefused, err)
+				}
 				if err != nil {
 					return err
 				}
@@ -127,7 +140,7 @@ func newConsume(conn *connFlags) *cobra.Command {
 			})
 		},
 	}
-	cmd.Flags().StringVar(&requestID, "request-id", "", "makes a repeated consume a no-op; at most 256 bytes")
+	cmd.Flags().StringVar(&requestID, "request-id", "", "makes a repeated consume a no-op, from any process with the same key; at most 256 bytes")
 	return cmd
 }
 

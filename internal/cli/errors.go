@@ -9,6 +9,7 @@ import (
 	"connectrpc.com/connect"
 
 	"governor.dev/governor/internal/clientconn"
+	governorv1 "governor.dev/governor/internal/gen/governor/v1"
 )
 
 // Exit codes of the governor command.
@@ -60,4 +61,21 @@ func message(err error) string {
 		return ce.Message()
 	}
 	return strings.TrimPrefix(err.Error(), errUsage.Error()+": ")
+}
+
+// isMismatch says whether err is governord refusing a request id used
+// before with different arguments.
+func isMismatch(err error) bool {
+	var ce *connect.Error
+	if !errors.As(err, &ce) || ce.Code() != connect.CodeInvalidArgument {
+		return false
+	}
+	for _, d := range ce.Details() {
+		if v, derr := d.Value(); derr == nil {
+			if bf, ok := v.(*governorv1.BadField); ok && bf.Field == "request_id" {
+				return true
+			}
+		}
+	}
+	return false
 }

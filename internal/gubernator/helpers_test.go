@@ -84,14 +84,23 @@ type fixture struct {
 
 func start(t *testing.T, answer func(c Check) (Verdict, error)) *fixture {
 	t.Helper()
-	f := &fixture{lim: &scripted{answer: answer}, record: &memoryRecord{failed: make(chan struct{})}, observed: make(chan string, 16)}
+	lim := &scripted{answer: answer}
+	f := startWith(t, lim)
+	f.lim = lim
+	return f
+}
+
+// startWith is a fixture whose service asks lim.
+func startWith(t *testing.T, lim Limiter) *fixture {
+	t.Helper()
+	f := &fixture{record: &memoryRecord{failed: make(chan struct{})}, observed: make(chan string, 16)}
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
 	}
 	f.addr = ln.Addr().String()
 	f.url = "http://" + f.addr
-	f.svc, err = New(Options{Limiter: f.lim, Record: f.record, Keys: matchKey, Tenant: "acme", Address: f.addr,
+	f.svc, err = New(Options{Limiter: lim, Record: f.record, Keys: matchKey, Tenant: "acme", Address: f.addr,
 		Logger: slog.New(slog.DiscardHandler), Observe: func(method, code string, _ time.Duration) {
 			select { // Observe must not block; a test reads at most a few
 			case f.observed <- method + " " + code:

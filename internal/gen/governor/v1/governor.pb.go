@@ -2783,6 +2783,127 @@ func (x *AcquireResponse) GetLease() *Lease {
 	return nil
 }
 
+// TryAcquireRequest asks for one slot of a concurrency class, only if one
+// is free now.
+type TryAcquireRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The node; 0: the caller's scope node.
+	NodeId uint64 `protobuf:"varint,1,opt,name=node_id,json=nodeId,proto3" json:"node_id,omitempty"`
+	// Concurrency class.
+	Class string `protobuf:"bytes,2,opt,name=class,proto3" json:"class,omitempty"`
+	// Longest the lease may be held once granted. Unset: as long as the
+	// session and node live.
+	MaxHold *durationpb.Duration `protobuf:"bytes,3,opt,name=max_hold,json=maxHold,proto3" json:"max_hold,omitempty"`
+	// Caller's id for this change; see the service comment.
+	RequestId     string `protobuf:"bytes,4,opt,name=request_id,json=requestId,proto3" json:"request_id,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *TryAcquireRequest) Reset() {
+	*x = TryAcquireRequest{}
+	mi := &file_governor_v1_governor_proto_msgTypes[33]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *TryAcquireRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*TryAcquireRequest) ProtoMessage() {}
+
+func (x *TryAcquireRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_governor_v1_governor_proto_msgTypes[33]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use TryAcquireRequest.ProtoReflect.Descriptor instead.
+func (*TryAcquireRequest) Descriptor() ([]byte, []int) {
+	return file_governor_v1_governor_proto_rawDescGZIP(), []int{33}
+}
+
+func (x *TryAcquireRequest) GetNodeId() uint64 {
+	if x != nil {
+		return x.NodeId
+	}
+	return 0
+}
+
+func (x *TryAcquireRequest) GetClass() string {
+	if x != nil {
+		return x.Class
+	}
+	return ""
+}
+
+func (x *TryAcquireRequest) GetMaxHold() *durationpb.Duration {
+	if x != nil {
+		return x.MaxHold
+	}
+	return nil
+}
+
+func (x *TryAcquireRequest) GetRequestId() string {
+	if x != nil {
+		return x.RequestId
+	}
+	return ""
+}
+
+// TryAcquireResponse carries the granted lease.
+type TryAcquireResponse struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The lease.
+	Lease         *Lease `protobuf:"bytes,1,opt,name=lease,proto3" json:"lease,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *TryAcquireResponse) Reset() {
+	*x = TryAcquireResponse{}
+	mi := &file_governor_v1_governor_proto_msgTypes[34]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *TryAcquireResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*TryAcquireResponse) ProtoMessage() {}
+
+func (x *TryAcquireResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_governor_v1_governor_proto_msgTypes[34]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use TryAcquireResponse.ProtoReflect.Descriptor instead.
+func (*TryAcquireResponse) Descriptor() ([]byte, []int) {
+	return file_governor_v1_governor_proto_rawDescGZIP(), []int{34}
+}
+
+func (x *TryAcquireResponse) GetLease() *Lease {
+	if x != nil {
+		return x.Lease
+	}
+	return nil
+}
+
 // ReleaseRequest returns a lease held by the caller's session.
 type ReleaseRequest struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
@@ -2801,7 +2922,7 @@ type ReleaseRequest struct {
 
 func (x *ReleaseRequest) Reset() {
 	*x = ReleaseRequest{}
-	mi := &file_governor_v1_governor_proto_msgTypes[33]
+	mi := &file_governor_v1_governor_proto_msgTypes[35]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2813,7 +2934,7 @@ func (x *ReleaseRequest) String() string {
 func (*ReleaseRequest) ProtoMessage() {}
 
 func (x *ReleaseRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_governor_v1_governor_proto_msgTypes[33]
+	mi := &file_governor_v1_governor_proto_msgTypes[35]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2826,7 +2947,7 @@ func (x *ReleaseRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ReleaseRequest.ProtoReflect.Descriptor instead.
 func (*ReleaseRequest) Descriptor() ([]byte, []int) {
-	return file_governor_v1_governor_proto_rawDescGZIP(), []int{33}
+	return file_governor_v1_governor_proto_rawDescGZIP(), []int{35}
 }
 
 func (x *ReleaseRequest) GetLeaseId() uint64 {
@@ -2868,7 +2989,7 @@ type ReleaseResponse struct {
 
 func (x *ReleaseResponse) Reset() {
 	*x = ReleaseResponse{}
-	mi := &file_governor_v1_governor_proto_msgTypes[34]
+	mi := &file_governor_v1_governor_proto_msgTypes[36]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2880,7 +3001,7 @@ func (x *ReleaseResponse) String() string {
 func (*ReleaseResponse) ProtoMessage() {}
 
 func (x *ReleaseResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_governor_v1_governor_proto_msgTypes[34]
+	mi := &file_governor_v1_governor_proto_msgTypes[36]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2893,7 +3014,7 @@ func (x *ReleaseResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ReleaseResponse.ProtoReflect.Descriptor instead.
 func (*ReleaseResponse) Descriptor() ([]byte, []int) {
-	return file_governor_v1_governor_proto_rawDescGZIP(), []int{34}
+	return file_governor_v1_governor_proto_rawDescGZIP(), []int{36}
 }
 
 func (x *ReleaseResponse) GetOutcome() ReleaseOutcome {
@@ -2914,7 +3035,7 @@ type ValidateRequest struct {
 
 func (x *ValidateRequest) Reset() {
 	*x = ValidateRequest{}
-	mi := &file_governor_v1_governor_proto_msgTypes[35]
+	mi := &file_governor_v1_governor_proto_msgTypes[37]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2926,7 +3047,7 @@ func (x *ValidateRequest) String() string {
 func (*ValidateRequest) ProtoMessage() {}
 
 func (x *ValidateRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_governor_v1_governor_proto_msgTypes[35]
+	mi := &file_governor_v1_governor_proto_msgTypes[37]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2939,7 +3060,7 @@ func (x *ValidateRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ValidateRequest.ProtoReflect.Descriptor instead.
 func (*ValidateRequest) Descriptor() ([]byte, []int) {
-	return file_governor_v1_governor_proto_rawDescGZIP(), []int{35}
+	return file_governor_v1_governor_proto_rawDescGZIP(), []int{37}
 }
 
 func (x *ValidateRequest) GetLeaseId() uint64 {
@@ -2966,7 +3087,7 @@ type ValidateResponse struct {
 
 func (x *ValidateResponse) Reset() {
 	*x = ValidateResponse{}
-	mi := &file_governor_v1_governor_proto_msgTypes[36]
+	mi := &file_governor_v1_governor_proto_msgTypes[38]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2978,7 +3099,7 @@ func (x *ValidateResponse) String() string {
 func (*ValidateResponse) ProtoMessage() {}
 
 func (x *ValidateResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_governor_v1_governor_proto_msgTypes[36]
+	mi := &file_governor_v1_governor_proto_msgTypes[38]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2991,7 +3112,7 @@ func (x *ValidateResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ValidateResponse.ProtoReflect.Descriptor instead.
 func (*ValidateResponse) Descriptor() ([]byte, []int) {
-	return file_governor_v1_governor_proto_rawDescGZIP(), []int{36}
+	return file_governor_v1_governor_proto_rawDescGZIP(), []int{38}
 }
 
 func (x *ValidateResponse) GetValid() bool {
@@ -3040,7 +3161,7 @@ type SetQuotaRequest struct {
 
 func (x *SetQuotaRequest) Reset() {
 	*x = SetQuotaRequest{}
-	mi := &file_governor_v1_governor_proto_msgTypes[37]
+	mi := &file_governor_v1_governor_proto_msgTypes[39]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3052,7 +3173,7 @@ func (x *SetQuotaRequest) String() string {
 func (*SetQuotaRequest) ProtoMessage() {}
 
 func (x *SetQuotaRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_governor_v1_governor_proto_msgTypes[37]
+	mi := &file_governor_v1_governor_proto_msgTypes[39]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3065,7 +3186,7 @@ func (x *SetQuotaRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SetQuotaRequest.ProtoReflect.Descriptor instead.
 func (*SetQuotaRequest) Descriptor() ([]byte, []int) {
-	return file_governor_v1_governor_proto_rawDescGZIP(), []int{37}
+	return file_governor_v1_governor_proto_rawDescGZIP(), []int{39}
 }
 
 func (x *SetQuotaRequest) GetNodeId() uint64 {
@@ -3107,7 +3228,7 @@ type SetQuotaResponse struct {
 
 func (x *SetQuotaResponse) Reset() {
 	*x = SetQuotaResponse{}
-	mi := &file_governor_v1_governor_proto_msgTypes[38]
+	mi := &file_governor_v1_governor_proto_msgTypes[40]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3119,7 +3240,7 @@ func (x *SetQuotaResponse) String() string {
 func (*SetQuotaResponse) ProtoMessage() {}
 
 func (x *SetQuotaResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_governor_v1_governor_proto_msgTypes[38]
+	mi := &file_governor_v1_governor_proto_msgTypes[40]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3132,7 +3253,7 @@ func (x *SetQuotaResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SetQuotaResponse.ProtoReflect.Descriptor instead.
 func (*SetQuotaResponse) Descriptor() ([]byte, []int) {
-	return file_governor_v1_governor_proto_rawDescGZIP(), []int{38}
+	return file_governor_v1_governor_proto_rawDescGZIP(), []int{40}
 }
 
 func (x *SetQuotaResponse) GetNode() *NodeInfo {
@@ -3161,7 +3282,7 @@ type SetLimitRequest struct {
 
 func (x *SetLimitRequest) Reset() {
 	*x = SetLimitRequest{}
-	mi := &file_governor_v1_governor_proto_msgTypes[39]
+	mi := &file_governor_v1_governor_proto_msgTypes[41]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3173,7 +3294,7 @@ func (x *SetLimitRequest) String() string {
 func (*SetLimitRequest) ProtoMessage() {}
 
 func (x *SetLimitRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_governor_v1_governor_proto_msgTypes[39]
+	mi := &file_governor_v1_governor_proto_msgTypes[41]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3186,7 +3307,7 @@ func (x *SetLimitRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SetLimitRequest.ProtoReflect.Descriptor instead.
 func (*SetLimitRequest) Descriptor() ([]byte, []int) {
-	return file_governor_v1_governor_proto_rawDescGZIP(), []int{39}
+	return file_governor_v1_governor_proto_rawDescGZIP(), []int{41}
 }
 
 func (x *SetLimitRequest) GetNodeId() uint64 {
@@ -3228,7 +3349,7 @@ type SetLimitResponse struct {
 
 func (x *SetLimitResponse) Reset() {
 	*x = SetLimitResponse{}
-	mi := &file_governor_v1_governor_proto_msgTypes[40]
+	mi := &file_governor_v1_governor_proto_msgTypes[42]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3240,7 +3361,7 @@ func (x *SetLimitResponse) String() string {
 func (*SetLimitResponse) ProtoMessage() {}
 
 func (x *SetLimitResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_governor_v1_governor_proto_msgTypes[40]
+	mi := &file_governor_v1_governor_proto_msgTypes[42]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3253,7 +3374,7 @@ func (x *SetLimitResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SetLimitResponse.ProtoReflect.Descriptor instead.
 func (*SetLimitResponse) Descriptor() ([]byte, []int) {
-	return file_governor_v1_governor_proto_rawDescGZIP(), []int{40}
+	return file_governor_v1_governor_proto_rawDescGZIP(), []int{42}
 }
 
 func (x *SetLimitResponse) GetNode() *NodeInfo {
@@ -3278,7 +3399,7 @@ type SetDefaultsRequest struct {
 
 func (x *SetDefaultsRequest) Reset() {
 	*x = SetDefaultsRequest{}
-	mi := &file_governor_v1_governor_proto_msgTypes[41]
+	mi := &file_governor_v1_governor_proto_msgTypes[43]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3290,7 +3411,7 @@ func (x *SetDefaultsRequest) String() string {
 func (*SetDefaultsRequest) ProtoMessage() {}
 
 func (x *SetDefaultsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_governor_v1_governor_proto_msgTypes[41]
+	mi := &file_governor_v1_governor_proto_msgTypes[43]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3303,7 +3424,7 @@ func (x *SetDefaultsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SetDefaultsRequest.ProtoReflect.Descriptor instead.
 func (*SetDefaultsRequest) Descriptor() ([]byte, []int) {
-	return file_governor_v1_governor_proto_rawDescGZIP(), []int{41}
+	return file_governor_v1_governor_proto_rawDescGZIP(), []int{43}
 }
 
 func (x *SetDefaultsRequest) GetNodeId() uint64 {
@@ -3338,7 +3459,7 @@ type SetDefaultsResponse struct {
 
 func (x *SetDefaultsResponse) Reset() {
 	*x = SetDefaultsResponse{}
-	mi := &file_governor_v1_governor_proto_msgTypes[42]
+	mi := &file_governor_v1_governor_proto_msgTypes[44]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3350,7 +3471,7 @@ func (x *SetDefaultsResponse) String() string {
 func (*SetDefaultsResponse) ProtoMessage() {}
 
 func (x *SetDefaultsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_governor_v1_governor_proto_msgTypes[42]
+	mi := &file_governor_v1_governor_proto_msgTypes[44]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3363,7 +3484,7 @@ func (x *SetDefaultsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SetDefaultsResponse.ProtoReflect.Descriptor instead.
 func (*SetDefaultsResponse) Descriptor() ([]byte, []int) {
-	return file_governor_v1_governor_proto_rawDescGZIP(), []int{42}
+	return file_governor_v1_governor_proto_rawDescGZIP(), []int{44}
 }
 
 func (x *SetDefaultsResponse) GetNode() *NodeInfo {
@@ -3394,7 +3515,7 @@ type SetRateRequest struct {
 
 func (x *SetRateRequest) Reset() {
 	*x = SetRateRequest{}
-	mi := &file_governor_v1_governor_proto_msgTypes[43]
+	mi := &file_governor_v1_governor_proto_msgTypes[45]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3406,7 +3527,7 @@ func (x *SetRateRequest) String() string {
 func (*SetRateRequest) ProtoMessage() {}
 
 func (x *SetRateRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_governor_v1_governor_proto_msgTypes[43]
+	mi := &file_governor_v1_governor_proto_msgTypes[45]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3419,7 +3540,7 @@ func (x *SetRateRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SetRateRequest.ProtoReflect.Descriptor instead.
 func (*SetRateRequest) Descriptor() ([]byte, []int) {
-	return file_governor_v1_governor_proto_rawDescGZIP(), []int{43}
+	return file_governor_v1_governor_proto_rawDescGZIP(), []int{45}
 }
 
 func (x *SetRateRequest) GetNodeId() uint64 {
@@ -3461,7 +3582,7 @@ type SetRateResponse struct {
 
 func (x *SetRateResponse) Reset() {
 	*x = SetRateResponse{}
-	mi := &file_governor_v1_governor_proto_msgTypes[44]
+	mi := &file_governor_v1_governor_proto_msgTypes[46]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3473,7 +3594,7 @@ func (x *SetRateResponse) String() string {
 func (*SetRateResponse) ProtoMessage() {}
 
 func (x *SetRateResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_governor_v1_governor_proto_msgTypes[44]
+	mi := &file_governor_v1_governor_proto_msgTypes[46]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3486,7 +3607,7 @@ func (x *SetRateResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SetRateResponse.ProtoReflect.Descriptor instead.
 func (*SetRateResponse) Descriptor() ([]byte, []int) {
-	return file_governor_v1_governor_proto_rawDescGZIP(), []int{44}
+	return file_governor_v1_governor_proto_rawDescGZIP(), []int{46}
 }
 
 func (x *SetRateResponse) GetNode() *NodeInfo {
@@ -3512,7 +3633,7 @@ type ResetRateRequest struct {
 
 func (x *ResetRateRequest) Reset() {
 	*x = ResetRateRequest{}
-	mi := &file_governor_v1_governor_proto_msgTypes[45]
+	mi := &file_governor_v1_governor_proto_msgTypes[47]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3524,7 +3645,7 @@ func (x *ResetRateRequest) String() string {
 func (*ResetRateRequest) ProtoMessage() {}
 
 func (x *ResetRateRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_governor_v1_governor_proto_msgTypes[45]
+	mi := &file_governor_v1_governor_proto_msgTypes[47]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3537,7 +3658,7 @@ func (x *ResetRateRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ResetRateRequest.ProtoReflect.Descriptor instead.
 func (*ResetRateRequest) Descriptor() ([]byte, []int) {
-	return file_governor_v1_governor_proto_rawDescGZIP(), []int{45}
+	return file_governor_v1_governor_proto_rawDescGZIP(), []int{47}
 }
 
 func (x *ResetRateRequest) GetNodeId() uint64 {
@@ -3572,7 +3693,7 @@ type ResetRateResponse struct {
 
 func (x *ResetRateResponse) Reset() {
 	*x = ResetRateResponse{}
-	mi := &file_governor_v1_governor_proto_msgTypes[46]
+	mi := &file_governor_v1_governor_proto_msgTypes[48]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3584,7 +3705,7 @@ func (x *ResetRateResponse) String() string {
 func (*ResetRateResponse) ProtoMessage() {}
 
 func (x *ResetRateResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_governor_v1_governor_proto_msgTypes[46]
+	mi := &file_governor_v1_governor_proto_msgTypes[48]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3597,7 +3718,7 @@ func (x *ResetRateResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ResetRateResponse.ProtoReflect.Descriptor instead.
 func (*ResetRateResponse) Descriptor() ([]byte, []int) {
-	return file_governor_v1_governor_proto_rawDescGZIP(), []int{46}
+	return file_governor_v1_governor_proto_rawDescGZIP(), []int{48}
 }
 
 func (x *ResetRateResponse) GetNode() *NodeInfo {
@@ -3644,7 +3765,7 @@ type Denial struct {
 
 func (x *Denial) Reset() {
 	*x = Denial{}
-	mi := &file_governor_v1_governor_proto_msgTypes[47]
+	mi := &file_governor_v1_governor_proto_msgTypes[49]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3656,7 +3777,7 @@ func (x *Denial) String() string {
 func (*Denial) ProtoMessage() {}
 
 func (x *Denial) ProtoReflect() protoreflect.Message {
-	mi := &file_governor_v1_governor_proto_msgTypes[47]
+	mi := &file_governor_v1_governor_proto_msgTypes[49]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3669,7 +3790,7 @@ func (x *Denial) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Denial.ProtoReflect.Descriptor instead.
 func (*Denial) Descriptor() ([]byte, []int) {
-	return file_governor_v1_governor_proto_rawDescGZIP(), []int{47}
+	return file_governor_v1_governor_proto_rawDescGZIP(), []int{49}
 }
 
 func (x *Denial) GetNodeId() uint64 {
@@ -3770,7 +3891,7 @@ type LeaseEnded struct {
 
 func (x *LeaseEnded) Reset() {
 	*x = LeaseEnded{}
-	mi := &file_governor_v1_governor_proto_msgTypes[48]
+	mi := &file_governor_v1_governor_proto_msgTypes[50]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3782,7 +3903,7 @@ func (x *LeaseEnded) String() string {
 func (*LeaseEnded) ProtoMessage() {}
 
 func (x *LeaseEnded) ProtoReflect() protoreflect.Message {
-	mi := &file_governor_v1_governor_proto_msgTypes[48]
+	mi := &file_governor_v1_governor_proto_msgTypes[50]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3795,7 +3916,7 @@ func (x *LeaseEnded) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use LeaseEnded.ProtoReflect.Descriptor instead.
 func (*LeaseEnded) Descriptor() ([]byte, []int) {
-	return file_governor_v1_governor_proto_rawDescGZIP(), []int{48}
+	return file_governor_v1_governor_proto_rawDescGZIP(), []int{50}
 }
 
 func (x *LeaseEnded) GetLeaseId() uint64 {
@@ -3825,7 +3946,7 @@ type BadField struct {
 
 func (x *BadField) Reset() {
 	*x = BadField{}
-	mi := &file_governor_v1_governor_proto_msgTypes[49]
+	mi := &file_governor_v1_governor_proto_msgTypes[51]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3837,7 +3958,7 @@ func (x *BadField) String() string {
 func (*BadField) ProtoMessage() {}
 
 func (x *BadField) ProtoReflect() protoreflect.Message {
-	mi := &file_governor_v1_governor_proto_msgTypes[49]
+	mi := &file_governor_v1_governor_proto_msgTypes[51]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3850,7 +3971,7 @@ func (x *BadField) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use BadField.ProtoReflect.Descriptor instead.
 func (*BadField) Descriptor() ([]byte, []int) {
-	return file_governor_v1_governor_proto_rawDescGZIP(), []int{49}
+	return file_governor_v1_governor_proto_rawDescGZIP(), []int{51}
 }
 
 func (x *BadField) GetField() string {
@@ -4087,6 +4208,14 @@ const file_governor_v1_governor_proto_rawDesc = "" +
 	"\n" +
 	"request_id\x18\x04 \x01(\tR\trequestId\";\n" +
 	"\x0fAcquireResponse\x12(\n" +
+	"\x05lease\x18\x01 \x01(\v2\x12.governor.v1.LeaseR\x05lease\"\x97\x01\n" +
+	"\x11TryAcquireRequest\x12\x17\n" +
+	"\anode_id\x18\x01 \x01(\x04R\x06nodeId\x12\x14\n" +
+	"\x05class\x18\x02 \x01(\tR\x05class\x124\n" +
+	"\bmax_hold\x18\x03 \x01(\v2\x19.google.protobuf.DurationR\amaxHold\x12\x1d\n" +
+	"\n" +
+	"request_id\x18\x04 \x01(\tR\trequestId\">\n" +
+	"\x12TryAcquireResponse\x12(\n" +
 	"\x05lease\x18\x01 \x01(\v2\x12.governor.v1.LeaseR\x05lease\"\x9f\x01\n" +
 	"\x0eReleaseRequest\x12\x19\n" +
 	"\blease_id\x18\x01 \x01(\x04R\aleaseId\x123\n" +
@@ -4209,8 +4338,7 @@ const file_governor_v1_governor_proto_rawDesc = "" +
 	"\x1bLEASE_ENDED_OUTCOME_REVOKED\x10\x02\x12!\n" +
 	"\x1dLEASE_ENDED_OUTCOME_NOT_OWNER\x10\x03\x12\x1f\n" +
 	"\x1bLEASE_ENDED_OUTCOME_UNKNOWN\x10\x04\x12 \n" +
-	"\x1cLEASE_ENDED_OUTCOME_RELEASED\x10\x052\xe2\n" +
-	"\n" +
+	"\x1cLEASE_ENDED_OUTCOME_RELEASED\x10\x052\xb1\v\n" +
 	"\x0fGovernorService\x12P\n" +
 	"\vOpenSession\x12\x1f.governor.v1.OpenSessionRequest\x1a .governor.v1.OpenSessionResponse\x12J\n" +
 	"\tHeartbeat\x12\x1d.governor.v1.HeartbeatRequest\x1a\x1e.governor.v1.HeartbeatResponse\x12S\n" +
@@ -4225,7 +4353,9 @@ const file_governor_v1_governor_proto_rawDesc = "" +
 	"CancelNode\x12\x1e.governor.v1.CancelNodeRequest\x1a\x1f.governor.v1.CancelNodeResponse\x12J\n" +
 	"\tCloseNode\x12\x1d.governor.v1.CloseNodeRequest\x1a\x1e.governor.v1.CloseNodeResponse\x12D\n" +
 	"\aConsume\x12\x1b.governor.v1.ConsumeRequest\x1a\x1c.governor.v1.ConsumeResponse\x12D\n" +
-	"\aAcquire\x12\x1b.governor.v1.AcquireRequest\x1a\x1c.governor.v1.AcquireResponse\x12D\n" +
+	"\aAcquire\x12\x1b.governor.v1.AcquireRequest\x1a\x1c.governor.v1.AcquireResponse\x12M\n" +
+	"\n" +
+	"TryAcquire\x12\x1e.governor.v1.TryAcquireRequest\x1a\x1f.governor.v1.TryAcquireResponse\x12D\n" +
 	"\aRelease\x12\x1b.governor.v1.ReleaseRequest\x1a\x1c.governor.v1.ReleaseResponse\x12G\n" +
 	"\bValidate\x12\x1c.governor.v1.ValidateRequest\x1a\x1d.governor.v1.ValidateResponse\x12G\n" +
 	"\bSetQuota\x12\x1c.governor.v1.SetQuotaRequest\x1a\x1d.governor.v1.SetQuotaResponse\x12G\n" +
@@ -4247,7 +4377,7 @@ func file_governor_v1_governor_proto_rawDescGZIP() []byte {
 }
 
 var file_governor_v1_governor_proto_enumTypes = make([]protoimpl.EnumInfo, 7)
-var file_governor_v1_governor_proto_msgTypes = make([]protoimpl.MessageInfo, 62)
+var file_governor_v1_governor_proto_msgTypes = make([]protoimpl.MessageInfo, 64)
 var file_governor_v1_governor_proto_goTypes = []any{
 	(RateAlgorithm)(0),            // 0: governor.v1.RateAlgorithm
 	(CalendarUnit)(0),             // 1: governor.v1.CalendarUnit
@@ -4289,70 +4419,72 @@ var file_governor_v1_governor_proto_goTypes = []any{
 	(*ConsumeResponse)(nil),       // 37: governor.v1.ConsumeResponse
 	(*AcquireRequest)(nil),        // 38: governor.v1.AcquireRequest
 	(*AcquireResponse)(nil),       // 39: governor.v1.AcquireResponse
-	(*ReleaseRequest)(nil),        // 40: governor.v1.ReleaseRequest
-	(*ReleaseResponse)(nil),       // 41: governor.v1.ReleaseResponse
-	(*ValidateRequest)(nil),       // 42: governor.v1.ValidateRequest
-	(*ValidateResponse)(nil),      // 43: governor.v1.ValidateResponse
-	(*SetQuotaRequest)(nil),       // 44: governor.v1.SetQuotaRequest
-	(*SetQuotaResponse)(nil),      // 45: governor.v1.SetQuotaResponse
-	(*SetLimitRequest)(nil),       // 46: governor.v1.SetLimitRequest
-	(*SetLimitResponse)(nil),      // 47: governor.v1.SetLimitResponse
-	(*SetDefaultsRequest)(nil),    // 48: governor.v1.SetDefaultsRequest
-	(*SetDefaultsResponse)(nil),   // 49: governor.v1.SetDefaultsResponse
-	(*SetRateRequest)(nil),        // 50: governor.v1.SetRateRequest
-	(*SetRateResponse)(nil),       // 51: governor.v1.SetRateResponse
-	(*ResetRateRequest)(nil),      // 52: governor.v1.ResetRateRequest
-	(*ResetRateResponse)(nil),     // 53: governor.v1.ResetRateResponse
-	(*Denial)(nil),                // 54: governor.v1.Denial
-	(*LeaseEnded)(nil),            // 55: governor.v1.LeaseEnded
-	(*BadField)(nil),              // 56: governor.v1.BadField
-	nil,                           // 57: governor.v1.NodeSpec.QuotasEntry
-	nil,                           // 58: governor.v1.NodeSpec.LimitsEntry
-	nil,                           // 59: governor.v1.NodeSpec.RatesEntry
-	nil,                           // 60: governor.v1.ChildDefaults.QuotasEntry
-	nil,                           // 61: governor.v1.ChildDefaults.LimitsEntry
-	nil,                           // 62: governor.v1.ChildDefaults.RatesEntry
-	nil,                           // 63: governor.v1.Defaults.QuotasEntry
-	nil,                           // 64: governor.v1.Defaults.LimitsEntry
-	nil,                           // 65: governor.v1.Defaults.RatesEntry
-	nil,                           // 66: governor.v1.NodeInfo.ResourcesEntry
-	nil,                           // 67: governor.v1.NodeInfo.ClassesEntry
-	nil,                           // 68: governor.v1.NodeInfo.RatesEntry
-	(*timestamppb.Timestamp)(nil), // 69: google.protobuf.Timestamp
-	(*durationpb.Duration)(nil),   // 70: google.protobuf.Duration
+	(*TryAcquireRequest)(nil),     // 40: governor.v1.TryAcquireRequest
+	(*TryAcquireResponse)(nil),    // 41: governor.v1.TryAcquireResponse
+	(*ReleaseRequest)(nil),        // 42: governor.v1.ReleaseRequest
+	(*ReleaseResponse)(nil),       // 43: governor.v1.ReleaseResponse
+	(*ValidateRequest)(nil),       // 44: governor.v1.ValidateRequest
+	(*ValidateResponse)(nil),      // 45: governor.v1.ValidateResponse
+	(*SetQuotaRequest)(nil),       // 46: governor.v1.SetQuotaRequest
+	(*SetQuotaResponse)(nil),      // 47: governor.v1.SetQuotaResponse
+	(*SetLimitRequest)(nil),       // 48: governor.v1.SetLimitRequest
+	(*SetLimitResponse)(nil),      // 49: governor.v1.SetLimitResponse
+	(*SetDefaultsRequest)(nil),    // 50: governor.v1.SetDefaultsRequest
+	(*SetDefaultsResponse)(nil),   // 51: governor.v1.SetDefaultsResponse
+	(*SetRateRequest)(nil),        // 52: governor.v1.SetRateRequest
+	(*SetRateResponse)(nil),       // 53: governor.v1.SetRateResponse
+	(*ResetRateRequest)(nil),      // 54: governor.v1.ResetRateRequest
+	(*ResetRateResponse)(nil),     // 55: governor.v1.ResetRateResponse
+	(*Denial)(nil),                // 56: governor.v1.Denial
+	(*LeaseEnded)(nil),            // 57: governor.v1.LeaseEnded
+	(*BadField)(nil),              // 58: governor.v1.BadField
+	nil,                           // 59: governor.v1.NodeSpec.QuotasEntry
+	nil,                           // 60: governor.v1.NodeSpec.LimitsEntry
+	nil,                           // 61: governor.v1.NodeSpec.RatesEntry
+	nil,                           // 62: governor.v1.ChildDefaults.QuotasEntry
+	nil,                           // 63: governor.v1.ChildDefaults.LimitsEntry
+	nil,                           // 64: governor.v1.ChildDefaults.RatesEntry
+	nil,                           // 65: governor.v1.Defaults.QuotasEntry
+	nil,                           // 66: governor.v1.Defaults.LimitsEntry
+	nil,                           // 67: governor.v1.Defaults.RatesEntry
+	nil,                           // 68: governor.v1.NodeInfo.ResourcesEntry
+	nil,                           // 69: governor.v1.NodeInfo.ClassesEntry
+	nil,                           // 70: governor.v1.NodeInfo.RatesEntry
+	(*timestamppb.Timestamp)(nil), // 71: google.protobuf.Timestamp
+	(*durationpb.Duration)(nil),   // 72: google.protobuf.Duration
 }
 var file_governor_v1_governor_proto_depIdxs = []int32{
-	57, // 0: governor.v1.NodeSpec.quotas:type_name -> governor.v1.NodeSpec.QuotasEntry
-	58, // 1: governor.v1.NodeSpec.limits:type_name -> governor.v1.NodeSpec.LimitsEntry
-	69, // 2: governor.v1.NodeSpec.deadline:type_name -> google.protobuf.Timestamp
-	59, // 3: governor.v1.NodeSpec.rates:type_name -> governor.v1.NodeSpec.RatesEntry
-	70, // 4: governor.v1.NodeSpec.retention:type_name -> google.protobuf.Duration
-	70, // 5: governor.v1.Rate.period:type_name -> google.protobuf.Duration
+	59, // 0: governor.v1.NodeSpec.quotas:type_name -> governor.v1.NodeSpec.QuotasEntry
+	60, // 1: governor.v1.NodeSpec.limits:type_name -> governor.v1.NodeSpec.LimitsEntry
+	71, // 2: governor.v1.NodeSpec.deadline:type_name -> google.protobuf.Timestamp
+	61, // 3: governor.v1.NodeSpec.rates:type_name -> governor.v1.NodeSpec.RatesEntry
+	72, // 4: governor.v1.NodeSpec.retention:type_name -> google.protobuf.Duration
+	72, // 5: governor.v1.Rate.period:type_name -> google.protobuf.Duration
 	0,  // 6: governor.v1.Rate.algorithm:type_name -> governor.v1.RateAlgorithm
 	1,  // 7: governor.v1.Rate.calendar:type_name -> governor.v1.CalendarUnit
 	8,  // 8: governor.v1.RateUsage.rate:type_name -> governor.v1.Rate
-	69, // 9: governor.v1.RateUsage.reset_time:type_name -> google.protobuf.Timestamp
-	60, // 10: governor.v1.ChildDefaults.quotas:type_name -> governor.v1.ChildDefaults.QuotasEntry
-	61, // 11: governor.v1.ChildDefaults.limits:type_name -> governor.v1.ChildDefaults.LimitsEntry
-	62, // 12: governor.v1.ChildDefaults.rates:type_name -> governor.v1.ChildDefaults.RatesEntry
-	63, // 13: governor.v1.Defaults.quotas:type_name -> governor.v1.Defaults.QuotasEntry
-	64, // 14: governor.v1.Defaults.limits:type_name -> governor.v1.Defaults.LimitsEntry
+	71, // 9: governor.v1.RateUsage.reset_time:type_name -> google.protobuf.Timestamp
+	62, // 10: governor.v1.ChildDefaults.quotas:type_name -> governor.v1.ChildDefaults.QuotasEntry
+	63, // 11: governor.v1.ChildDefaults.limits:type_name -> governor.v1.ChildDefaults.LimitsEntry
+	64, // 12: governor.v1.ChildDefaults.rates:type_name -> governor.v1.ChildDefaults.RatesEntry
+	65, // 13: governor.v1.Defaults.quotas:type_name -> governor.v1.Defaults.QuotasEntry
+	66, // 14: governor.v1.Defaults.limits:type_name -> governor.v1.Defaults.LimitsEntry
 	10, // 15: governor.v1.Defaults.children:type_name -> governor.v1.ChildDefaults
-	65, // 16: governor.v1.Defaults.rates:type_name -> governor.v1.Defaults.RatesEntry
+	67, // 16: governor.v1.Defaults.rates:type_name -> governor.v1.Defaults.RatesEntry
 	3,  // 17: governor.v1.NodeInfo.state:type_name -> governor.v1.NodeState
-	69, // 18: governor.v1.NodeInfo.created_at:type_name -> google.protobuf.Timestamp
-	69, // 19: governor.v1.NodeInfo.ended_at:type_name -> google.protobuf.Timestamp
-	69, // 20: governor.v1.NodeInfo.deadline:type_name -> google.protobuf.Timestamp
-	66, // 21: governor.v1.NodeInfo.resources:type_name -> governor.v1.NodeInfo.ResourcesEntry
-	67, // 22: governor.v1.NodeInfo.classes:type_name -> governor.v1.NodeInfo.ClassesEntry
+	71, // 18: governor.v1.NodeInfo.created_at:type_name -> google.protobuf.Timestamp
+	71, // 19: governor.v1.NodeInfo.ended_at:type_name -> google.protobuf.Timestamp
+	71, // 20: governor.v1.NodeInfo.deadline:type_name -> google.protobuf.Timestamp
+	68, // 21: governor.v1.NodeInfo.resources:type_name -> governor.v1.NodeInfo.ResourcesEntry
+	69, // 22: governor.v1.NodeInfo.classes:type_name -> governor.v1.NodeInfo.ClassesEntry
 	11, // 23: governor.v1.NodeInfo.defaults:type_name -> governor.v1.Defaults
-	68, // 24: governor.v1.NodeInfo.rates:type_name -> governor.v1.NodeInfo.RatesEntry
-	69, // 25: governor.v1.Lease.granted_at:type_name -> google.protobuf.Timestamp
-	69, // 26: governor.v1.Lease.hold_until:type_name -> google.protobuf.Timestamp
-	70, // 27: governor.v1.OpenSessionRequest.ttl:type_name -> google.protobuf.Duration
-	70, // 28: governor.v1.OpenSessionResponse.ttl:type_name -> google.protobuf.Duration
-	70, // 29: governor.v1.HeartbeatResponse.ttl:type_name -> google.protobuf.Duration
-	69, // 30: governor.v1.HeartbeatResponse.expires_at:type_name -> google.protobuf.Timestamp
+	70, // 24: governor.v1.NodeInfo.rates:type_name -> governor.v1.NodeInfo.RatesEntry
+	71, // 25: governor.v1.Lease.granted_at:type_name -> google.protobuf.Timestamp
+	71, // 26: governor.v1.Lease.hold_until:type_name -> google.protobuf.Timestamp
+	72, // 27: governor.v1.OpenSessionRequest.ttl:type_name -> google.protobuf.Duration
+	72, // 28: governor.v1.OpenSessionResponse.ttl:type_name -> google.protobuf.Duration
+	72, // 29: governor.v1.HeartbeatResponse.ttl:type_name -> google.protobuf.Duration
+	71, // 30: governor.v1.HeartbeatResponse.expires_at:type_name -> google.protobuf.Timestamp
 	7,  // 31: governor.v1.CreateNodeRequest.spec:type_name -> governor.v1.NodeSpec
 	14, // 32: governor.v1.CreateNodeResponse.node:type_name -> governor.v1.NodeInfo
 	7,  // 33: governor.v1.EnsureNodeRequest.spec:type_name -> governor.v1.NodeSpec
@@ -4361,78 +4493,82 @@ var file_governor_v1_governor_proto_depIdxs = []int32{
 	14, // 36: governor.v1.GetNodeResponse.node:type_name -> governor.v1.NodeInfo
 	14, // 37: governor.v1.GetNodeResponse.children:type_name -> governor.v1.NodeInfo
 	3,  // 38: governor.v1.WatchNodeResponse.state:type_name -> governor.v1.NodeState
-	69, // 39: governor.v1.WatchNodeResponse.changed_at:type_name -> google.protobuf.Timestamp
+	71, // 39: governor.v1.WatchNodeResponse.changed_at:type_name -> google.protobuf.Timestamp
 	14, // 40: governor.v1.CancelNodeResponse.node:type_name -> governor.v1.NodeInfo
 	14, // 41: governor.v1.CloseNodeResponse.node:type_name -> governor.v1.NodeInfo
-	70, // 42: governor.v1.ConsumeRequest.max_wait:type_name -> google.protobuf.Duration
-	69, // 43: governor.v1.ConsumeResponse.reset_time:type_name -> google.protobuf.Timestamp
+	72, // 42: governor.v1.ConsumeRequest.max_wait:type_name -> google.protobuf.Duration
+	71, // 43: governor.v1.ConsumeResponse.reset_time:type_name -> google.protobuf.Timestamp
 	2,  // 44: governor.v1.ConsumeResponse.status:type_name -> governor.v1.ConsumeStatus
-	70, // 45: governor.v1.ConsumeResponse.retry_after:type_name -> google.protobuf.Duration
-	70, // 46: governor.v1.AcquireRequest.max_hold:type_name -> google.protobuf.Duration
+	72, // 45: governor.v1.ConsumeResponse.retry_after:type_name -> google.protobuf.Duration
+	72, // 46: governor.v1.AcquireRequest.max_hold:type_name -> google.protobuf.Duration
 	17, // 47: governor.v1.AcquireResponse.lease:type_name -> governor.v1.Lease
-	70, // 48: governor.v1.ReleaseRequest.latency:type_name -> google.protobuf.Duration
-	4,  // 49: governor.v1.ReleaseResponse.outcome:type_name -> governor.v1.ReleaseOutcome
-	17, // 50: governor.v1.ValidateResponse.lease:type_name -> governor.v1.Lease
-	5,  // 51: governor.v1.ValidateResponse.state:type_name -> governor.v1.LeaseState
-	14, // 52: governor.v1.SetQuotaResponse.node:type_name -> governor.v1.NodeInfo
-	14, // 53: governor.v1.SetLimitResponse.node:type_name -> governor.v1.NodeInfo
-	11, // 54: governor.v1.SetDefaultsRequest.defaults:type_name -> governor.v1.Defaults
-	14, // 55: governor.v1.SetDefaultsResponse.node:type_name -> governor.v1.NodeInfo
-	8,  // 56: governor.v1.SetRateRequest.rate:type_name -> governor.v1.Rate
-	14, // 57: governor.v1.SetRateResponse.node:type_name -> governor.v1.NodeInfo
-	14, // 58: governor.v1.ResetRateResponse.node:type_name -> governor.v1.NodeInfo
-	16, // 59: governor.v1.Denial.largest_consumer:type_name -> governor.v1.Consumer
-	8,  // 60: governor.v1.Denial.rate:type_name -> governor.v1.Rate
-	70, // 61: governor.v1.Denial.retry_after:type_name -> google.protobuf.Duration
-	69, // 62: governor.v1.Denial.reset_time:type_name -> google.protobuf.Timestamp
-	6,  // 63: governor.v1.LeaseEnded.outcome:type_name -> governor.v1.LeaseEndedOutcome
-	8,  // 64: governor.v1.NodeSpec.RatesEntry.value:type_name -> governor.v1.Rate
-	8,  // 65: governor.v1.ChildDefaults.RatesEntry.value:type_name -> governor.v1.Rate
-	8,  // 66: governor.v1.Defaults.RatesEntry.value:type_name -> governor.v1.Rate
-	12, // 67: governor.v1.NodeInfo.ResourcesEntry.value:type_name -> governor.v1.ResourceUsage
-	13, // 68: governor.v1.NodeInfo.ClassesEntry.value:type_name -> governor.v1.ClassUsage
-	9,  // 69: governor.v1.NodeInfo.RatesEntry.value:type_name -> governor.v1.RateUsage
-	18, // 70: governor.v1.GovernorService.OpenSession:input_type -> governor.v1.OpenSessionRequest
-	20, // 71: governor.v1.GovernorService.Heartbeat:input_type -> governor.v1.HeartbeatRequest
-	22, // 72: governor.v1.GovernorService.CloseSession:input_type -> governor.v1.CloseSessionRequest
-	24, // 73: governor.v1.GovernorService.CreateNode:input_type -> governor.v1.CreateNodeRequest
-	26, // 74: governor.v1.GovernorService.EnsureNode:input_type -> governor.v1.EnsureNodeRequest
-	28, // 75: governor.v1.GovernorService.GetNode:input_type -> governor.v1.GetNodeRequest
-	30, // 76: governor.v1.GovernorService.WatchNode:input_type -> governor.v1.WatchNodeRequest
-	32, // 77: governor.v1.GovernorService.CancelNode:input_type -> governor.v1.CancelNodeRequest
-	34, // 78: governor.v1.GovernorService.CloseNode:input_type -> governor.v1.CloseNodeRequest
-	36, // 79: governor.v1.GovernorService.Consume:input_type -> governor.v1.ConsumeRequest
-	38, // 80: governor.v1.GovernorService.Acquire:input_type -> governor.v1.AcquireRequest
-	40, // 81: governor.v1.GovernorService.Release:input_type -> governor.v1.ReleaseRequest
-	42, // 82: governor.v1.GovernorService.Validate:input_type -> governor.v1.ValidateRequest
-	44, // 83: governor.v1.GovernorService.SetQuota:input_type -> governor.v1.SetQuotaRequest
-	46, // 84: governor.v1.GovernorService.SetLimit:input_type -> governor.v1.SetLimitRequest
-	48, // 85: governor.v1.GovernorService.SetDefaults:input_type -> governor.v1.SetDefaultsRequest
-	50, // 86: governor.v1.GovernorService.SetRate:input_type -> governor.v1.SetRateRequest
-	52, // 87: governor.v1.GovernorService.ResetRate:input_type -> governor.v1.ResetRateRequest
-	19, // 88: governor.v1.GovernorService.OpenSession:output_type -> governor.v1.OpenSessionResponse
-	21, // 89: governor.v1.GovernorService.Heartbeat:output_type -> governor.v1.HeartbeatResponse
-	23, // 90: governor.v1.GovernorService.CloseSession:output_type -> governor.v1.CloseSessionResponse
-	25, // 91: governor.v1.GovernorService.CreateNode:output_type -> governor.v1.CreateNodeResponse
-	27, // 92: governor.v1.GovernorService.EnsureNode:output_type -> governor.v1.EnsureNodeResponse
-	29, // 93: governor.v1.GovernorService.GetNode:output_type -> governor.v1.GetNodeResponse
-	31, // 94: governor.v1.GovernorService.WatchNode:output_type -> governor.v1.WatchNodeResponse
-	33, // 95: governor.v1.GovernorService.CancelNode:output_type -> governor.v1.CancelNodeResponse
-	35, // 96: governor.v1.GovernorService.CloseNode:output_type -> governor.v1.CloseNodeResponse
-	37, // 97: governor.v1.GovernorService.Consume:output_type -> governor.v1.ConsumeResponse
-	39, // 98: governor.v1.GovernorService.Acquire:output_type -> governor.v1.AcquireResponse
-	41, // 99: governor.v1.GovernorService.Release:output_type -> governor.v1.ReleaseResponse
-	43, // 100: governor.v1.GovernorService.Validate:output_type -> governor.v1.ValidateResponse
-	45, // 101: governor.v1.GovernorService.SetQuota:output_type -> governor.v1.SetQuotaResponse
-	47, // 102: governor.v1.GovernorService.SetLimit:output_type -> governor.v1.SetLimitResponse
-	49, // 103: governor.v1.GovernorService.SetDefaults:output_type -> governor.v1.SetDefaultsResponse
-	51, // 104: governor.v1.GovernorService.SetRate:output_type -> governor.v1.SetRateResponse
-	53, // 105: governor.v1.GovernorService.ResetRate:output_type -> governor.v1.ResetRateResponse
-	88, // [88:106] is the sub-list for method output_type
-	70, // [70:88] is the sub-list for method input_type
-	70, // [70:70] is the sub-list for extension type_name
-	70, // [70:70] is the sub-list for extension extendee
-	0,  // [0:70] is the sub-list for field type_name
+	72, // 48: governor.v1.TryAcquireRequest.max_hold:type_name -> google.protobuf.Duration
+	17, // 49: governor.v1.TryAcquireResponse.lease:type_name -> governor.v1.Lease
+	72, // 50: governor.v1.ReleaseRequest.latency:type_name -> google.protobuf.Duration
+	4,  // 51: governor.v1.ReleaseResponse.outcome:type_name -> governor.v1.ReleaseOutcome
+	17, // 52: governor.v1.ValidateResponse.lease:type_name -> governor.v1.Lease
+	5,  // 53: governor.v1.ValidateResponse.state:type_name -> governor.v1.LeaseState
+	14, // 54: governor.v1.SetQuotaResponse.node:type_name -> governor.v1.NodeInfo
+	14, // 55: governor.v1.SetLimitResponse.node:type_name -> governor.v1.NodeInfo
+	11, // 56: governor.v1.SetDefaultsRequest.defaults:type_name -> governor.v1.Defaults
+	14, // 57: governor.v1.SetDefaultsResponse.node:type_name -> governor.v1.NodeInfo
+	8,  // 58: governor.v1.SetRateRequest.rate:type_name -> governor.v1.Rate
+	14, // 59: governor.v1.SetRateResponse.node:type_name -> governor.v1.NodeInfo
+	14, // 60: governor.v1.ResetRateResponse.node:type_name -> governor.v1.NodeInfo
+	16, // 61: governor.v1.Denial.largest_consumer:type_name -> governor.v1.Consumer
+	8,  // 62: governor.v1.Denial.rate:type_name -> governor.v1.Rate
+	72, // 63: governor.v1.Denial.retry_after:type_name -> google.protobuf.Duration
+	71, // 64: governor.v1.Denial.reset_time:type_name -> google.protobuf.Timestamp
+	6,  // 65: governor.v1.LeaseEnded.outcome:type_name -> governor.v1.LeaseEndedOutcome
+	8,  // 66: governor.v1.NodeSpec.RatesEntry.value:type_name -> governor.v1.Rate
+	8,  // 67: governor.v1.ChildDefaults.RatesEntry.value:type_name -> governor.v1.Rate
+	8,  // 68: governor.v1.Defaults.RatesEntry.value:type_name -> governor.v1.Rate
+	12, // 69: governor.v1.NodeInfo.ResourcesEntry.value:type_name -> governor.v1.ResourceUsage
+	13, // 70: governor.v1.NodeInfo.ClassesEntry.value:type_name -> governor.v1.ClassUsage
+	9,  // 71: governor.v1.NodeInfo.RatesEntry.value:type_name -> governor.v1.RateUsage
+	18, // 72: governor.v1.GovernorService.OpenSession:input_type -> governor.v1.OpenSessionRequest
+	20, // 73: governor.v1.GovernorService.Heartbeat:input_type -> governor.v1.HeartbeatRequest
+	22, // 74: governor.v1.GovernorService.CloseSession:input_type -> governor.v1.CloseSessionRequest
+	24, // 75: governor.v1.GovernorService.CreateNode:input_type -> governor.v1.CreateNodeRequest
+	26, // 76: governor.v1.GovernorService.EnsureNode:input_type -> governor.v1.EnsureNodeRequest
+	28, // 77: governor.v1.GovernorService.GetNode:input_type -> governor.v1.GetNodeRequest
+	30, // 78: governor.v1.GovernorService.WatchNode:input_type -> governor.v1.WatchNodeRequest
+	32, // 79: governor.v1.GovernorService.CancelNode:input_type -> governor.v1.CancelNodeRequest
+	34, // 80: governor.v1.GovernorService.CloseNode:input_type -> governor.v1.CloseNodeRequest
+	36, // 81: governor.v1.GovernorService.Consume:input_type -> governor.v1.ConsumeRequest
+	38, // 82: governor.v1.GovernorService.Acquire:input_type -> governor.v1.AcquireRequest
+	40, // 83: governor.v1.GovernorService.TryAcquire:input_type -> governor.v1.TryAcquireRequest
+	42, // 84: governor.v1.GovernorService.Release:input_type -> governor.v1.ReleaseRequest
+	44, // 85: governor.v1.GovernorService.Validate:input_type -> governor.v1.ValidateRequest
+	46, // 86: governor.v1.GovernorService.SetQuota:input_type -> governor.v1.SetQuotaRequest
+	48, // 87: governor.v1.GovernorService.SetLimit:input_type -> governor.v1.SetLimitRequest
+	50, // 88: governor.v1.GovernorService.SetDefaults:input_type -> governor.v1.SetDefaultsRequest
+	52, // 89: governor.v1.GovernorService.SetRate:input_type -> governor.v1.SetRateRequest
+	54, // 90: governor.v1.GovernorService.ResetRate:input_type -> governor.v1.ResetRateRequest
+	19, // 91: governor.v1.GovernorService.OpenSession:output_type -> governor.v1.OpenSessionResponse
+	21, // 92: governor.v1.GovernorService.Heartbeat:output_type -> governor.v1.HeartbeatResponse
+	23, // 93: governor.v1.GovernorService.CloseSession:output_type -> governor.v1.CloseSessionResponse
+	25, // 94: governor.v1.GovernorService.CreateNode:output_type -> governor.v1.CreateNodeResponse
+	27, // 95: governor.v1.GovernorService.EnsureNode:output_type -> governor.v1.EnsureNodeResponse
+	29, // 96: governor.v1.GovernorService.GetNode:output_type -> governor.v1.GetNodeResponse
+	31, // 97: governor.v1.GovernorService.WatchNode:output_type -> governor.v1.WatchNodeResponse
+	33, // 98: governor.v1.GovernorService.CancelNode:output_type -> governor.v1.CancelNodeResponse
+	35, // 99: governor.v1.GovernorService.CloseNode:output_type -> governor.v1.CloseNodeResponse
+	37, // 100: governor.v1.GovernorService.Consume:output_type -> governor.v1.ConsumeResponse
+	39, // 101: governor.v1.GovernorService.Acquire:output_type -> governor.v1.AcquireResponse
+	41, // 102: governor.v1.GovernorService.TryAcquire:output_type -> governor.v1.TryAcquireResponse
+	43, // 103: governor.v1.GovernorService.Release:output_type -> governor.v1.ReleaseResponse
+	45, // 104: governor.v1.GovernorService.Validate:output_type -> governor.v1.ValidateResponse
+	47, // 105: governor.v1.GovernorService.SetQuota:output_type -> governor.v1.SetQuotaResponse
+	49, // 106: governor.v1.GovernorService.SetLimit:output_type -> governor.v1.SetLimitResponse
+	51, // 107: governor.v1.GovernorService.SetDefaults:output_type -> governor.v1.SetDefaultsResponse
+	53, // 108: governor.v1.GovernorService.SetRate:output_type -> governor.v1.SetRateResponse
+	55, // 109: governor.v1.GovernorService.ResetRate:output_type -> governor.v1.ResetRateResponse
+	91, // [91:110] is the sub-list for method output_type
+	72, // [72:91] is the sub-list for method input_type
+	72, // [72:72] is the sub-list for extension type_name
+	72, // [72:72] is the sub-list for extension extendee
+	0,  // [0:72] is the sub-list for field type_name
 }
 
 func init() { file_governor_v1_governor_proto_init() }
@@ -4443,15 +4579,15 @@ func file_governor_v1_governor_proto_init() {
 	file_governor_v1_governor_proto_msgTypes[5].OneofWrappers = []any{}
 	file_governor_v1_governor_proto_msgTypes[6].OneofWrappers = []any{}
 	file_governor_v1_governor_proto_msgTypes[30].OneofWrappers = []any{}
-	file_governor_v1_governor_proto_msgTypes[37].OneofWrappers = []any{}
 	file_governor_v1_governor_proto_msgTypes[39].OneofWrappers = []any{}
+	file_governor_v1_governor_proto_msgTypes[41].OneofWrappers = []any{}
 	type x struct{}
 	out := protoimpl.TypeBuilder{
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_governor_v1_governor_proto_rawDesc), len(file_governor_v1_governor_proto_rawDesc)),
 			NumEnums:      7,
-			NumMessages:   62,
+			NumMessages:   64,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

@@ -66,6 +66,9 @@ const (
 	GovernorServiceConsumeProcedure = "/governor.v1.GovernorService/Consume"
 	// GovernorServiceAcquireProcedure is the fully-qualified name of the GovernorService's Acquire RPC.
 	GovernorServiceAcquireProcedure = "/governor.v1.GovernorService/Acquire"
+	// GovernorServiceTryAcquireProcedure is the fully-qualified name of the GovernorService's
+	// TryAcquire RPC.
+	GovernorServiceTryAcquireProcedure = "/governor.v1.GovernorService/TryAcquire"
 	// GovernorServiceReleaseProcedure is the fully-qualified name of the GovernorService's Release RPC.
 	GovernorServiceReleaseProcedure = "/governor.v1.GovernorService/Release"
 	// GovernorServiceValidateProcedure is the fully-qualified name of the GovernorService's Validate
@@ -120,6 +123,13 @@ type GovernorServiceClient interface {
 	// node's whole chain and returns the lease. Cancelling the call gives up
 	// the wait; a grant that races the cancellation is released.
 	Acquire(context.Context, *connect.Request[v1.AcquireRequest]) (*connect.Response[v1.AcquireResponse], error)
+	// TryAcquire takes one slot of a concurrency class on the node's whole
+	// chain if one is free now, and otherwise answers at once with
+	// RESOURCE_EXHAUSTED instead of waiting. Its request ids are Acquire's:
+	// an id remembered from an Acquire or TryAcquire with the same node, class
+	// and max_hold answers with that lease, so asking again with the id of an
+	// Acquire whose caller went away finds a grant the caller never received.
+	TryAcquire(context.Context, *connect.Request[v1.TryAcquireRequest]) (*connect.Response[v1.TryAcquireResponse], error)
 	// Release returns a lease and reports how the downstream behaved.
 	Release(context.Context, *connect.Request[v1.ReleaseRequest]) (*connect.Response[v1.ReleaseResponse], error)
 	// Validate reports whether a lease is still held, for a downstream that
@@ -215,6 +225,12 @@ func NewGovernorServiceClient(httpClient connect.HTTPClient, baseURL string, opt
 			connect.WithSchema(governorServiceMethods.ByName("Acquire")),
 			connect.WithClientOptions(opts...),
 		),
+		tryAcquire: connect.NewClient[v1.TryAcquireRequest, v1.TryAcquireResponse](
+			httpClient,
+			baseURL+GovernorServiceTryAcquireProcedure,
+			connect.WithSchema(governorServiceMethods.ByName("TryAcquire")),
+			connect.WithClientOptions(opts...),
+		),
 		release: connect.NewClient[v1.ReleaseRequest, v1.ReleaseResponse](
 			httpClient,
 			baseURL+GovernorServiceReleaseProcedure,
@@ -273,6 +289,7 @@ type governorServiceClient struct {
 	closeNode    *connect.Client[v1.CloseNodeRequest, v1.CloseNodeResponse]
 	consume      *connect.Client[v1.ConsumeRequest, v1.ConsumeResponse]
 	acquire      *connect.Client[v1.AcquireRequest, v1.AcquireResponse]
+	tryAcquire   *connect.Client[v1.TryAcquireRequest, v1.TryAcquireResponse]
 	release      *connect.Client[v1.ReleaseRequest, v1.ReleaseResponse]
 	validate     *connect.Client[v1.ValidateRequest, v1.ValidateResponse]
 	setQuota     *connect.Client[v1.SetQuotaRequest, v1.SetQuotaResponse]
@@ -335,6 +352,11 @@ func (c *governorServiceClient) Consume(ctx context.Context, req *connect.Reques
 // Acquire calls governor.v1.GovernorService.Acquire.
 func (c *governorServiceClient) Acquire(ctx context.Context, req *connect.Request[v1.AcquireRequest]) (*connect.Response[v1.AcquireResponse], error) {
 	return c.acquire.CallUnary(ctx, req)
+}
+
+// TryAcquire calls governor.v1.GovernorService.TryAcquire.
+func (c *governorServiceClient) TryAcquire(ctx context.Context, req *connect.Request[v1.TryAcquireRequest]) (*connect.Response[v1.TryAcquireResponse], error) {
+	return c.tryAcquire.CallUnary(ctx, req)
 }
 
 // Release calls governor.v1.GovernorService.Release.
@@ -405,6 +427,13 @@ type GovernorServiceHandler interface {
 	// node's whole chain and returns the lease. Cancelling the call gives up
 	// the wait; a grant that races the cancellation is released.
 	Acquire(context.Context, *connect.Request[v1.AcquireRequest]) (*connect.Response[v1.AcquireResponse], error)
+	// TryAcquire takes one slot of a concurrency class on the node's whole
+	// chain if one is free now, and otherwise answers at once with
+	// RESOURCE_EXHAUSTED instead of waiting. Its request ids are Acquire's:
+	// an id remembered from an Acquire or TryAcquire with the same node, class
+	// and max_hold answers with that lease, so asking again with the id of an
+	// Acquire whose caller went away finds a grant the caller never received.
+	TryAcquire(context.Context, *connect.Request[v1.TryAcquireRequest]) (*connect.Response[v1.TryAcquireResponse], error)
 	// Release returns a lease and reports how the downstream behaved.
 	Release(context.Context, *connect.Request[v1.ReleaseRequest]) (*connect.Response[v1.ReleaseResponse], error)
 	// Validate reports whether a lease is still held, for a downstream that
@@ -496,6 +525,12 @@ func NewGovernorServiceHandler(svc GovernorServiceHandler, opts ...connect.Handl
 		connect.WithSchema(governorServiceMethods.ByName("Acquire")),
 		connect.WithHandlerOptions(opts...),
 	)
+	governorServiceTryAcquireHandler := connect.NewUnaryHandler(
+		GovernorServiceTryAcquireProcedure,
+		svc.TryAcquire,
+		connect.WithSchema(governorServiceMethods.ByName("TryAcquire")),
+		connect.WithHandlerOptions(opts...),
+	)
 	governorServiceReleaseHandler := connect.NewUnaryHandler(
 		GovernorServiceReleaseProcedure,
 		svc.Release,
@@ -562,6 +597,8 @@ func NewGovernorServiceHandler(svc GovernorServiceHandler, opts ...connect.Handl
 			governorServiceConsumeHandler.ServeHTTP(w, r)
 		case GovernorServiceAcquireProcedure:
 			governorServiceAcquireHandler.ServeHTTP(w, r)
+		case GovernorServiceTryAcquireProcedure:
+			governorServiceTryAcquireHandler.ServeHTTP(w, r)
 		case GovernorServiceReleaseProcedure:
 			governorServiceReleaseHandler.ServeHTTP(w, r)
 		case GovernorServiceValidateProcedure:
@@ -627,6 +664,10 @@ func (UnimplementedGovernorServiceHandler) Consume(context.Context, *connect.Req
 
 func (UnimplementedGovernorServiceHandler) Acquire(context.Context, *connect.Request[v1.AcquireRequest]) (*connect.Response[v1.AcquireResponse], error) {
 	return nil, connect.NewError(connect.CodeUnimplemented, errors.New("governor.v1.GovernorService.Acquire is not implemented"))
+}
+
+func (UnimplementedGovernorServiceHandler) TryAcquire(context.Context, *connect.Request[v1.TryAcquireRequest]) (*connect.Response[v1.TryAcquireResponse], error) {
+	return nil, connect.NewError(connect.CodeUnimplemented, errors.New("governor.v1.GovernorService.TryAcquire is not implemented"))
 }
 
 func (UnimplementedGovernorServiceHandler) Release(context.Context, *connect.Request[v1.ReleaseRequest]) (*connect.Response[v1.ReleaseResponse], error) {
