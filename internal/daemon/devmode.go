@@ -89,7 +89,7 @@ func (d *Daemon) demoBudget() string {
 	if !ok {
 		return "There is no demo tenant."
 	}
-	inf, _, err := d.store.Engine.Describe(&engine.Call{}, id, false)
+	inf, _, _, err := d.store.Engine.Describe(&engine.Call{}, id, nil)
 	if err != nil {
 		return fmt.Sprintf("The demo tenant cannot be read: %v.", err)
 	}

@@ -27,7 +27,7 @@ func TestRepeatedConsumeAnswersFirst(t *testing.T) {
 		if err != nil || again != first {
 			t.Fatalf("%s: repeated answer %+v, %v; want the first %+v", how, again, err, first)
 		}
-		inf, _, err := e.Describe(&Call{}, w.ten, false)
+		inf, _, _, err := e.Describe(&Call{}, w.ten, nil)
 		if err != nil {
 			t.Fatal(err)
 		}
