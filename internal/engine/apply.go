@@ -107,7 +107,7 @@ func (e *Engine) applyNodeCreated(ev *Event) error {
 	e.markNode(n)
 	e.markNode(p)
 	if ch := ev.Charge; ch != nil {
-		if ch.Amount < 1 || validKey("charge", ch.Resource) != nil {
+		if ch.Amount < 1 || validKey("charge", ch.Resource) != nil || e.usageRoomLocked("charge.amount", ch.Resource, ch.Amount) != nil {
 			return corrupt("event %d: bad charge", ev.Seq)
 		}
 		e.chargeLocked(p, ch.Resource, ch.Amount, ev.Time, ev.Time)

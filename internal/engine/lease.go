@@ -93,8 +93,8 @@ func (e *Engine) Acquire(c *Call, id ID, class string, maxHold time.Duration) (L
 	if err := validKey("class", class); err != nil {
 		return LeaseInfo{}, nil, err
 	}
-	if maxHold < 0 {
-		return LeaseInfo{}, nil, invalid("max_hold", "must not be negative, got %s", maxHold)
+	if err := validSpan("max_hold", maxHold, "no bound"); err != nil {
+		return LeaseInfo{}, nil, err
 	}
 	if err := validRequest(c); err != nil {
 		return LeaseInfo{}, nil, err

@@ -40,8 +40,8 @@ func (s *session) info() SessionInfo {
 // after it checked an API key) passes the SHA-256 of the session's token; the
 // token itself never reaches the engine. A ttl of zero never expires.
 func (e *Engine) OpenSession(c *Call, scope ID, ttl time.Duration, token [32]byte) (SessionInfo, error) {
-	if ttl < 0 {
-		return SessionInfo{}, invalid("ttl", "must not be negative, got %s", ttl)
+	if err := validSpan("ttl", ttl, "never expires"); err != nil {
+		return SessionInfo{}, err
 	}
 	e.mu.Lock()
 	defer e.mu.Unlock()
@@ -143,7 +143,7 @@ func (e *Engine) sessionLocked(c *Call, now int64) (*session, error) {
 
 func (e *Engine) applySessionOpened(ev *Event) error {
 	scope := e.nodes[ev.Node]
-	if scope == nil || ev.Target < e.next || len(ev.Token) != 32 || ev.TTL < 0 {
+	if scope == nil || ev.Target < e.next || len(ev.Token) != 32 || validSpan("ttl", time.Duration(ev.TTL), "") != nil {
 		return corrupt("session %d opened on unknown node %d or with a bad id, token or ttl", ev.Target, ev.Node)
 	}
 	s := &session{id: ev.Target, scope: scope, ttl: ev.TTL, opened: ev.Time, expires: ev.Time + ev.TTL}

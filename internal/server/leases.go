@@ -28,8 +28,8 @@ func (s *Server) Acquire(ctx context.Context, req *connect.Request[governorv1.Ac
 	if err := checkKey("class", m.Class); err != nil {
 		return nil, err
 	}
-	hold, err := checkDuration("max_hold", m.MaxHold, time.Nanosecond, math.MaxInt64,
-		"must be positive, or unset to hold the lease as long as the session and the node live")
+	hold, err := checkDuration("max_hold", m.MaxHold, time.Nanosecond, engine.MaxSpan,
+		"must be positive and at most 366 days, or unset to hold the lease as long as the session and the node live")
 	if err != nil {
 		return nil, err
 	}
