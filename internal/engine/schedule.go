@@ -124,9 +124,9 @@ func (e *Engine) ConsumeWith(c *Call, id ID, resource string, n int64, o Consume
 	}
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	now := e.nowLocked()
+	now := e.clockLocked()
 	defer e.finishLocked(c, now)
-	s, nd, err := e.callerLocked(c, id, now)
+	s, nd, err := e.callerLocked(c, id)
 	if err != nil {
 		return ConsumeResult{}, err
 	}
@@ -140,7 +140,7 @@ func (e *Engine) ConsumeWith(c *Call, id ID, resource string, n int64, o Consume
 			return e.recalledConsume(nd, resource, int64(slot), now, err)
 		}
 	}
-	if err := e.activeLocked(nd, now); err != nil {
+	if err := nd.activeErr(); err != nil {
 		return ConsumeResult{}, err
 	}
 	return e.admitLocked(s, c, h, nd, resource, n, now, o)
@@ -204,7 +204,7 @@ func boolNum(b bool) int64 {
 }
 
 func (e *Engine) peekLocked(nd *node, resource string, now int64) (ConsumeResult, error) {
-	if err := e.activeLocked(nd, now); err != nil {
+	if err := nd.activeErr(); err != nil {
 		return ConsumeResult{}, err
 	}
 	v := e.judgeLocked(nd, resource, 0, now)

@@ -17,9 +17,6 @@ type session struct {
 	dirty   bool
 }
 
-// lapsed reports whether the session has gone a whole TTL without renewal.
-func (s *session) lapsed(now int64) bool { return s.ttl > 0 && now >= s.expires }
-
 // SessionInfo describes a session.
 type SessionInfo struct {
 	ID      ID
@@ -45,7 +42,7 @@ func (e *Engine) OpenSession(c *Call, scope ID, ttl time.Duration, token [32]byt
 	}
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	now := e.nowLocked()
+	now := e.clockLocked()
 	defer e.finishLocked(c, now)
 	if c.Session != 0 {
 		return SessionInfo{}, ErrForbidden
@@ -81,9 +78,9 @@ func (e *Engine) SessionByToken(token [32]byte) (SessionInfo, bool) {
 func (e *Engine) Heartbeat(c *Call) (SessionInfo, error) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	now := e.nowLocked()
+	now := e.clockLocked()
 	defer e.finishLocked(c, now)
-	s, err := e.sessionLocked(c, now)
+	s, err := e.sessionLocked(c)
 	if err != nil {
 		return SessionInfo{}, err
 	}
@@ -99,9 +96,9 @@ func (e *Engine) Heartbeat(c *Call) (SessionInfo, error) {
 func (e *Engine) CloseSession(c *Call) error {
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	now := e.nowLocked()
+	now := e.clockLocked()
 	defer e.finishLocked(c, now)
-	s, err := e.sessionLocked(c, now)
+	s, err := e.sessionLocked(c)
 	if err != nil {
 		return err
 	}
@@ -124,18 +121,15 @@ func (e *Engine) Revive() {
 	}
 }
 
-// sessionLocked resolves the caller's session, ending it on the spot if it
-// has expired. A nil session with a nil error is the daemon itself.
-func (e *Engine) sessionLocked(c *Call, now int64) (*session, error) {
+// sessionLocked resolves the caller's session. A session that lapsed was
+// ended by clockLocked already. A nil session with a nil error is the
+// daemon itself.
+func (e *Engine) sessionLocked(c *Call) (*session, error) {
 	if c.Session == 0 {
 		return nil, nil
 	}
 	s := e.sessions[c.Session]
 	if s == nil {
-		return nil, ErrSessionEnded
-	}
-	if s.lapsed(now) {
-		e.reapDueLocked(now)
 		return nil, ErrSessionEnded
 	}
 	return s, nil

@@ -82,10 +82,10 @@ func (e *Engine) resolveLocked(s *session, id ID) (*node, error) {
 	return n, nil
 }
 
-// callerLocked resolves the caller's session (ending it on the spot if it
-// lapsed) and the node the call names, checked against the session's scope.
-func (e *Engine) callerLocked(c *Call, id ID, now int64) (*session, *node, error) {
-	s, err := e.sessionLocked(c, now)
+// callerLocked resolves the caller's session and the node the call names,
+// checked against the session's scope.
+func (e *Engine) callerLocked(c *Call, id ID) (*session, *node, error) {
+	s, err := e.sessionLocked(c)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -93,21 +93,13 @@ func (e *Engine) callerLocked(c *Call, id ID, now int64) (*session, *node, error
 	return s, n, err
 }
 
-// activeLocked ends n's chain on the spot if a deadline on it has passed
-// (taking every decision time made before it first), and reports whether n
-// is still active.
-func (e *Engine) activeLocked(n *node, now int64) error {
-	if n.pastDeadline(now) {
-		e.reapDueLocked(now)
-	}
+// activeErr is ErrNodeEnded unless n is active. A node whose deadline
+// passed was ended by clockLocked already.
+func (n *node) activeErr() error {
 	if n.state != Active {
 		return ErrNodeEnded
 	}
 	return nil
-}
-
-func (n *node) pastDeadline(now int64) bool {
-	return n.state == Active && n.eff != 0 && now >= n.eff
 }
 
 // expireDeadlineLocked ends the topmost active node on n's chain whose own
@@ -165,9 +157,9 @@ func (e *Engine) create(c *Call, parent ID, spec Spec, charge *Charge, ensure bo
 	}
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	now := e.nowLocked()
+	now := e.clockLocked()
 	defer e.finishLocked(c, now)
-	s, p, err := e.callerLocked(c, parent, now)
+	s, p, err := e.callerLocked(c, parent)
 	if err != nil {
 		return NodeInfo{}, false, err
 	}
@@ -176,13 +168,10 @@ func (e *Engine) create(c *Call, parent ID, spec Spec, charge *Charge, ensure bo
 	}
 	if ensure {
 		if n := p.byName[spec.Name]; n != nil && (n.state == Active || now < n.ended+e.keptFor(n)) {
-			if err := e.activeLocked(n, now); err != nil && err != ErrNodeEnded {
-				return NodeInfo{}, false, err
-			}
 			return n.info(now), false, nil
 		}
 	}
-	if err := e.activeLocked(p, now); err != nil {
+	if err := p.activeErr(); err != nil {
 		return NodeInfo{}, false, err
 	}
 	if p.depth >= MaxDepth {
@@ -244,9 +233,9 @@ func (e *Engine) end(c *Call, id ID, st State) error {
 	h := uint64(newHash(KindNodeEnded).num(int64(id)).byte(byte(st)))
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	now := e.nowLocked()
+	now := e.clockLocked()
 	defer e.finishLocked(c, now)
-	s, n, err := e.callerLocked(c, id, now)
+	s, n, err := e.callerLocked(c, id)
 	if err != nil {
 		return err
 	}
@@ -256,7 +245,7 @@ func (e *Engine) end(c *Call, id ID, st State) error {
 	if n == e.root || s != nil && n == s.scope {
 		return ErrForbidden
 	}
-	if err := e.activeLocked(n, now); err != nil {
+	if err := n.activeErr(); err != nil {
 		return err
 	}
 	ev := &Event{Kind: KindNodeEnded, Node: n.id, State: st}
@@ -269,23 +258,14 @@ func (e *Engine) end(c *Call, id ID, st State) error {
 func (e *Engine) Describe(c *Call, id ID, children bool) (NodeInfo, []NodeInfo, error) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	now := e.nowLocked()
+	now := e.clockLocked()
 	defer e.finishLocked(c, now)
-	_, n, err := e.callerLocked(c, id, now)
+	_, n, err := e.callerLocked(c, id)
 	if err != nil {
-		return NodeInfo{}, nil, err
-	}
-	if err := e.activeLocked(n, now); err != nil && err != ErrNodeEnded {
 		return NodeInfo{}, nil, err
 	}
 	if !children {
 		return n.info(now), nil, nil
-	}
-	for _, ch := range n.children {
-		if ch.pastDeadline(now) {
-			e.reapDueLocked(now)
-			break
-		}
 	}
 	kids := make([]NodeInfo, 0, len(n.children))
 	for _, ch := range n.children {
