@@ -1,10 +1,8 @@
 package engine
 
 import (
-	"errors"
 	"math"
 	"reflect"
-	"strings"
 	"testing"
 	"time"
 )
@@ -33,53 +31,55 @@ func TestCallerNumbersNeverWrap(t *testing.T) {
 		setup func(w *invalidWorld)
 		op    func(w *invalidWorld) error
 		field string
+		// creates says the call creates nodes before it is refused, as a
+		// keyed consume creates its key's.
+		creates bool
 	}{
 		{"consume the most twice on an uncapped resource", func(w *invalidWorld) {
 			w.f.consume(w.s, w.task, "http", most)
 		}, func(w *invalidWorld) error {
 			return w.f.e.Consume(&Call{Session: w.s}, w.task, "http", most)
-		}, "amount"},
-		{"consume one past the most on a sibling", func(w *invalidWorld) {
+		}, "amount", false},
+		{"consume one more on the tenant", func(w *invalidWorld) {
 			w.f.consume(w.s, w.task, "http", most)
 		}, func(w *invalidWorld) error {
-			sib := w.f.create(w.s, 0, Spec{Name: "sib"})
-			_, err := w.f.e.ConsumeWith(&Call{Session: w.s}, sib, "http", 1, ConsumeOptions{MaxWait: time.Second})
+			_, err := w.f.e.ConsumeWith(&Call{Session: w.s}, w.ten, "http", 1, ConsumeOptions{MaxWait: time.Second})
 			return err
-		}, "amount"},
+		}, "amount", false},
 		{"ensure with a charge past the most", func(w *invalidWorld) {
 			w.f.consume(w.s, w.task, "http", 2)
 		}, func(w *invalidWorld) error {
 			_, _, err := w.f.e.Ensure(&Call{Session: w.s}, w.task, Spec{Name: "n"}, &Charge{Resource: "http", Amount: most - 1})
 			return err
-		}, "charge.amount"},
+		}, "charge.amount", false},
 		{"keyed consume past the most", func(w *invalidWorld) {
 			w.f.consume(w.s, w.task, "http", most)
 		}, func(w *invalidWorld) error {
 			k := KeyedLimit{Parent: w.task, Group: "g", Key: "k", Resource: "http", Rate: Rate{Limit: 10, Period: time.Second}}
 			_, err := w.f.e.ConsumeKeyed(&Call{Session: w.s}, k, 1, ConsumeOptions{})
 			return err
-		}, "amount"},
+		}, "amount", true},
 		{"max_hold of the longest duration (what 315576000000s becomes)", nil, func(w *invalidWorld) error {
 			_, _, err := w.f.e.Acquire(&Call{Session: w.s}, w.task, "db", most)
 			return err
-		}, "max_hold"},
+		}, "max_hold", false},
 		{"max_hold a nanosecond past 366 days", nil, func(w *invalidWorld) error {
 			_, _, err := w.f.e.Acquire(&Call{Session: w.s}, w.task, "db", MaxSpan+1)
 			return err
-		}, "max_hold"},
+		}, "max_hold", false},
 		{"session ttl of the most", nil, func(w *invalidWorld) error {
 			_, err := w.f.e.OpenSession(w.f.sys(), w.ten, most, token(77))
 			return err
-		}, "ttl"},
+		}, "ttl", false},
 		{"node retention of the most", nil, func(w *invalidWorld) error {
 			return w.f.e.Configure(w.f.sys(), Settings{NodeRetention: most})
-		}, "node_retention"},
+		}, "node_retention", false},
 		{"tombstone ttl of the most", nil, func(w *invalidWorld) error {
 			return w.f.e.Configure(w.f.sys(), Settings{TombstoneTTL: most})
-		}, "tombstone_ttl"},
+		}, "tombstone_ttl", false},
 		{"key idle of the most", nil, func(w *invalidWorld) error {
 			return w.f.e.Configure(w.f.sys(), Settings{KeyIdle: most})
-		}, "key_idle"},
+		}, "key_idle", false},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -89,15 +89,8 @@ func TestCallerNumbersNeverWrap(t *testing.T) {
 				tc.setup(w)
 			}
 			before := w.f.e.Dump()
-			err := tc.op(w)
-			var ie *InvalidError
-			if !errors.Is(err, ErrInvalid) || !errors.As(err, &ie) || ie.Field != tc.field {
-				t.Fatalf("got %v, want an invalid %s", err, tc.field)
-			}
-			if !strings.HasPrefix(err.Error(), tc.field+": ") {
-				t.Fatalf("message %q does not name %s", err, tc.field)
-			}
-			if tc.field != "amount" && tc.field != "charge.amount" {
+			wantInvalid(t, tc.op(w), tc.field)
+			if !tc.creates {
 				sameState(t, w.f.e, before)
 			}
 			restoredSame(t, w.f)
