@@ -159,7 +159,7 @@ func (e *Engine) withEmptiedGroups(ids []ID, now int64) []ID {
 func (e *Engine) applyKeysForgotten(ev *Event) error {
 	for _, id := range ev.IDs {
 		n := e.nodes[id]
-		if n == nil || !e.forgettable(n, len(n.children), ev.Time) {
+		if n == nil || e.replay && !e.forgettable(n, len(n.children), ev.Time) { // reapKeysLocked checked a live one
 			return corrupt("event %d forgets node %d, which is not a key node idle for %s", ev.Seq, id, e.settings.KeyIdle)
 		}
 		e.forgetKeyLocked(n)
