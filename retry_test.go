@@ -3,6 +3,7 @@ package governor
 import (
 	"context"
 	"errors"
+	"math"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -92,6 +93,11 @@ func TestJitterIsCappedAndFull(t *testing.T) {
 		{3, 10 * time.Millisecond, time.Second, 80 * time.Millisecond},
 		{10, 10 * time.Millisecond, time.Second, time.Second},
 		{62, 10 * time.Millisecond, time.Second, time.Second},
+		// Any numbers a caller may pass to Backoff: nothing wraps.
+		{29, time.Hour, math.MaxInt64, math.MaxInt64},
+		{0, math.MaxInt64, math.MaxInt64, math.MaxInt64},
+		{1, math.MaxInt64 / 2, math.MaxInt64, math.MaxInt64 - 1},
+		{5, time.Second, time.Hour, 32 * time.Second},
 	} {
 		var low, high bool
 		for range 2000 {

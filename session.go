@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"math/rand/v2"
 	"time"
 
@@ -142,16 +143,17 @@ func (s *session) checkUnwatched(giveUp time.Time) {
 }
 
 // jitter is a full-jitter backoff: a random wait up to base·2^attempt,
-// capped at most.
+// capped at most. Any base and most a caller gives are safe: base·2^attempt
+// is compared with most without being computed when it would not fit.
 func jitter(attempt int, base, most time.Duration) time.Duration {
 	ceil := most
-	if attempt < 30 && base<<attempt < most {
+	if attempt >= 0 && base > 0 && base <= most>>attempt {
 		ceil = base << attempt
 	}
 	if ceil <= 0 {
 		return 0
 	}
-	return rand.N(ceil + 1)
+	return rand.N(min(ceil, math.MaxInt64-1) + 1)
 }
 
 // pause sleeps the backoff before repeating a call governord did not

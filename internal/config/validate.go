@@ -5,6 +5,8 @@ import (
 	"slices"
 	"strings"
 	"time"
+
+	"governor.dev/governor/internal/engine"
 )
 
 // checker collects the problems validation finds.
@@ -35,6 +37,19 @@ func (k *checker) atLeast(path string, v, lo int64) {
 func (k *checker) positive(path string, d time.Duration) {
 	if d <= 0 {
 		k.add(path, "must be a positive duration such as 500ms, 30s or 5m, got %s", d)
+	}
+}
+
+// span checks 0 < d ≤ engine.MaxSpan: a duration added to the time now.
+func (k *checker) span(path string, d time.Duration) {
+	k.positive(path, d)
+	k.atMostSpan(path, d)
+}
+
+// atMostSpan checks d ≤ engine.MaxSpan.
+func (k *checker) atMostSpan(path string, d time.Duration) {
+	if d > engine.MaxSpan {
+		k.add(path, "must be at most %s (366 days), got %s", engine.MaxSpan, d)
 	}
 }
 
@@ -110,12 +125,13 @@ func (c *Config) checkTimings(k *checker) {
 	if s.MaxTTL < s.MinTTL {
 		k.add("sessions.max_ttl", "must be at least min_ttl (%s), got %s", s.MinTTL, s.MaxTTL)
 	}
+	k.atMostSpan("sessions.max_ttl", s.MaxTTL)
 	if s.MinTTL <= s.MaxTTL && (s.DefaultTTL < s.MinTTL || s.DefaultTTL > s.MaxTTL) {
 		k.add("sessions.default_ttl", "must be between min_ttl (%s) and max_ttl (%s), got %s", s.MinTTL, s.MaxTTL, s.DefaultTTL)
 	}
 	k.positive("reap_interval", c.ReapInterval)
-	k.positive("retention.nodes", c.Retention.Nodes)
-	k.positive("retention.tombstones", c.Retention.Tombstones)
+	k.span("retention.nodes", c.Retention.Nodes)
+	k.span("retention.tombstones", c.Retention.Tombstones)
 	k.atLeast("snapshot_every", c.SnapshotEvery, 0)
 	if c.MaxScheduleWait < 0 || c.MaxScheduleWait > 24*time.Hour {
 		k.add("max_schedule_wait", "must be between 0 (book no wait) and 24h, got %s", c.MaxScheduleWait)

@@ -94,13 +94,7 @@ func (e *Engine) applyNodeCreated(ev *Event) error {
 	if ch := p.defaults.Children; ch != nil {
 		n.defaults = Defaults{Caps: ch.clone()}
 	}
-	if p.children == nil {
-		p.children = make(map[ID]*node)
-		p.byName = make(map[string]*node)
-	}
-	p.children[n.id] = n
-	p.order.add(n)
-	p.byName[n.name] = n
+	p.adopt(n)
 	e.nodes[n.id] = n
 	e.next = n.id + 1
 	if n.deadline != 0 && n.eff == n.deadline {
@@ -110,7 +104,7 @@ func (e *Engine) applyNodeCreated(ev *Event) error {
 	e.markNode(n)
 	e.markNode(p)
 	if ch := ev.Charge; ch != nil {
-		if ch.Amount < 1 || validKey("charge", ch.Resource) != nil {
+		if ch.Amount < 1 || validKey("charge", ch.Resource) != nil || e.usageRoomLocked("charge.amount", ch.Resource, ch.Amount) != nil {
 			return corrupt("event %d: bad charge", ev.Seq)
 		}
 		e.chargeLocked(p, ch.Resource, ch.Amount, ev.Time, ev.Time)
@@ -204,29 +198,11 @@ func (e *Engine) applyNodesRemoved(ev *Event) error {
 			prs := p.resource(r)
 			prs.settled += rs.used
 		}
-		delete(p.children, n.id)
-		p.order.remove(n.id)
-		if p.byName[n.name] == n {
-			p.byName[n.name] = newestNamed(p, n.name)
-			if p.byName[n.name] == nil {
-				delete(p.byName, n.name)
-			}
-		}
+		p.disown(n)
 		e.markNode(p)
 		e.forgetTreeLocked(n)
 	}
 	return nil
-}
-
-// newestNamed returns p's newest child called name, or nil.
-func newestNamed(p *node, name string) *node {
-	var best *node
-	for _, ch := range p.children {
-		if ch.name == name && (best == nil || ch.id > best.id) {
-			best = ch
-		}
-	}
-	return best
 }
 
 func (e *Engine) forgetTreeLocked(n *node) {

@@ -103,7 +103,7 @@ func (e *Engine) SetDefaults(c *Call, id ID, d Defaults) error {
 func (e *Engine) edit(c *Call, id ID, h uint64, ownScope bool, change func(n *node) (*Event, error)) error {
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	now := e.nowLocked()
+	now := e.clockLocked()
 	defer e.finishLocked(c, now)
 	n, s, err := e.editTargetLocked(c, id, h, now, ownScope)
 	if err != nil || n == nil {
@@ -122,7 +122,7 @@ func (e *Engine) edit(c *Call, id ID, h uint64, ownScope bool, change func(n *no
 // edit it. A nil node with a nil error means the request id was seen before
 // and the edit is already done.
 func (e *Engine) editTargetLocked(c *Call, id ID, h uint64, now int64, ownScope bool) (*node, *session, error) {
-	s, n, err := e.callerLocked(c, id, now)
+	s, n, err := e.callerLocked(c, id)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -132,7 +132,7 @@ func (e *Engine) editTargetLocked(c *Call, id ID, h uint64, now int64, ownScope 
 	if s != nil && n == s.scope && n != e.root && !ownScope {
 		return nil, nil, ErrForbidden
 	}
-	if err := e.activeLocked(n, now); err != nil {
+	if err := n.activeErr(); err != nil {
 		return nil, nil, err
 	}
 	return n, s, nil

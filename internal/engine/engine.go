@@ -204,7 +204,7 @@ func (e *Engine) Configure(c *Call, s Settings) error {
 	}
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	now := e.nowLocked()
+	now := e.clockLocked()
 	if c.Session != 0 {
 		c.Seq = e.seq
 		return ErrForbidden

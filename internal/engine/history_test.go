@@ -553,7 +553,9 @@ func (h *history) opDefaults() {
 }
 
 // opOutside makes a call outside the session's scope on purpose: it must be
-// refused and change nothing.
+// refused and change nothing but take the decisions of time already due,
+// as every call does first; those are taken before it, so it must change
+// nothing at all.
 func (h *history) opOutside() {
 	s := h.live()
 	scope := h.scopes[s]
@@ -567,6 +569,7 @@ func (h *history) opOutside() {
 			break
 		}
 	}
+	h.takeDue()
 	before := h.e.Seq()
 	queued := h.queued()
 	c := &Call{Session: s}
@@ -594,6 +597,13 @@ func (h *history) opOutside() {
 	if h.e.Seq() != before || h.queued() != queued {
 		h.t.Fatalf("step %d: a refused call outside the scope changed the engine", h.step)
 	}
+}
+
+// takeDue takes the decisions of time due now, as every call does first.
+func (h *history) takeDue() {
+	h.e.mu.Lock()
+	defer h.e.mu.Unlock()
+	h.e.finishLocked(&Call{}, h.e.clockLocked())
 }
 
 func (h *history) queued() int {

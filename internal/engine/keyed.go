@@ -28,9 +28,9 @@ func (e *Engine) ConsumeKeyed(c *Call, k KeyedLimit, n int64, o ConsumeOptions) 
 	}
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	now := e.nowLocked()
+	now := e.clockLocked()
 	defer e.finishLocked(c, now)
-	s, p, err := e.callerLocked(c, k.Parent, now)
+	s, p, err := e.callerLocked(c, k.Parent)
 	if err != nil {
 		return ConsumeResult{}, err
 	}
@@ -74,11 +74,11 @@ func validKeyed(c *Call, k *KeyedLimit, n int64, o ConsumeOptions) error {
 // k's rate cap, for a key node). A child of that name that has ended is
 // not replaced while the tree still holds it.
 func (e *Engine) keyNodeLocked(s *session, p *node, name string, k *KeyedLimit, now int64) (*node, error) {
-	if err := e.activeLocked(p, now); err != nil {
+	if err := p.activeErr(); err != nil {
 		return nil, err
 	}
 	if n := p.byName[name]; n != nil {
-		return n, e.activeLocked(n, now)
+		return n, n.activeErr()
 	}
 	if p.depth >= MaxDepth {
 		return nil, invalid("parent", "the tree is at most %d levels deep", MaxDepth)

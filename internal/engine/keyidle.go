@@ -135,26 +135,21 @@ func (e *Engine) reapKeysLocked(now int64) {
 }
 
 // withEmptiedGroups appends to the keys forgotten the group nodes all of
-// whose children are among them, if such a group qualifies once empty.
+// whose children are among them, if such a group qualifies once empty. It
+// counts the keys forgotten under each group, so its cost is the number of
+// keys, not of their siblings.
 func (e *Engine) withEmptiedGroups(ids []ID, now int64) []ID {
-	gone := make(map[ID]bool, len(ids))
+	gone := make(map[*node]int, 1)
 	for _, id := range ids {
-		gone[id] = true
+		gone[e.nodes[id].parent]++
 	}
 	for _, id := range ids {
 		g := e.nodes[id].parent
-		if g.keyed != KeyGroup || gone[g.id] {
+		if g.keyed != KeyGroup || gone[g] != len(g.children) {
 			continue
 		}
-		emptied := true
-		for cid := range g.children {
-			emptied = emptied && gone[cid]
-		}
-		if !emptied {
-			continue
-		}
+		gone[g] = -1 // appended once
 		if e.forgettable(g, 0, now) {
-			gone[g.id] = true
 			ids = append(ids, g.id)
 		}
 	}
@@ -164,7 +159,7 @@ func (e *Engine) withEmptiedGroups(ids []ID, now int64) []ID {
 func (e *Engine) applyKeysForgotten(ev *Event) error {
 	for _, id := range ev.IDs {
 		n := e.nodes[id]
-		if n == nil || !e.forgettable(n, len(n.children), ev.Time) {
+		if n == nil || e.replay && !e.forgettable(n, len(n.children), ev.Time) { // reapKeysLocked checked a live one
 			return corrupt("event %d forgets node %d, which is not a key node idle for %s", ev.Seq, id, e.settings.KeyIdle)
 		}
 		e.forgetKeyLocked(n)
@@ -184,14 +179,7 @@ func (e *Engine) forgetKeyLocked(n *node) {
 			e.rateCaps--
 		}
 	}
-	delete(p.children, n.id)
-	p.order.remove(n.id)
-	if p.byName[n.name] == n {
-		p.byName[n.name] = newestNamed(p, n.name)
-		if p.byName[n.name] == nil {
-			delete(p.byName, n.name)
-		}
-	}
+	p.disown(n)
 	delete(e.nodes, n.id)
 	e.dirty.nodes = append(e.dirty.nodes, n.id)
 	e.markNode(p)

@@ -93,17 +93,17 @@ func (e *Engine) Acquire(c *Call, id ID, class string, maxHold time.Duration) (L
 	if err := validKey("class", class); err != nil {
 		return LeaseInfo{}, nil, err
 	}
-	if maxHold < 0 {
-		return LeaseInfo{}, nil, invalid("max_hold", "must not be negative, got %s", maxHold)
+	if err := validSpan("max_hold", maxHold, "no bound"); err != nil {
+		return LeaseInfo{}, nil, err
 	}
 	if err := validRequest(c); err != nil {
 		return LeaseInfo{}, nil, err
 	}
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	now := e.nowLocked()
+	now := e.clockLocked()
 	defer e.finishLocked(c, now)
-	s, err := e.sessionLocked(c, now)
+	s, err := e.sessionLocked(c)
 	if err != nil {
 		return LeaseInfo{}, nil, err
 	}
@@ -124,7 +124,7 @@ func (e *Engine) Acquire(c *Call, id ID, class string, maxHold time.Duration) (L
 			return e.leaseInfoLocked(lid)
 		}
 	}
-	if err := e.activeLocked(n, now); err != nil {
+	if err := n.activeErr(); err != nil {
 		return LeaseInfo{}, nil, err
 	}
 	if fitsLocked(n, class) {
@@ -177,9 +177,9 @@ func (e *Engine) Release(c *Call, id ID, rep Report) (Outcome, error) {
 	}
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	now := e.nowLocked()
+	now := e.clockLocked()
 	defer e.finishLocked(c, now)
-	s, err := e.sessionLocked(c, now)
+	s, err := e.sessionLocked(c)
 	if err != nil {
 		return 0, err
 	}
@@ -218,39 +218,16 @@ func releaseHash(id ID, rep Report) uint64 {
 	return uint64(newHash(KindLeaseReleased).num(int64(id)).num(rep.LatencyNanos).byte(overloaded))
 }
 
-// liveLeaseLocked finds a live lease, ending it on the spot if its holder's
-// session lapsed, its node's deadline passed or its hold ran out, checked in
-// the order Reap takes them. A lease the caller cannot see is unknown.
+// liveLeaseLocked finds a live lease. A lease that time ended (its
+// holder's session lapsed, its node's deadline passed or its hold ran out)
+// was ended by clockLocked already. A lease the caller cannot see is
+// unknown.
 func (e *Engine) liveLeaseLocked(s *session, id ID, now int64) (*lease, error) {
 	l := e.leases[id]
 	if l == nil || s != nil && !l.node.within(s.scope) {
 		return nil, e.endedLeaseLocked(s, id, now)
 	}
-	if o := l.endsBy(now); o != 0 {
-		e.reapDueLocked(now)
-		return nil, &LeaseError{Lease: id, Outcome: o}
-	}
 	return l, nil
-}
-
-// endsBy says how a lease that time has ended by now ends, or 0 if it has
-// not: by the earliest of its session lapsing (expired), its node's
-// deadline passing (revoked) and its hold running out (expired); at one
-// instant, in that order. reapDueLocked takes the decisions in the same
-// order, so it ends the lease this way.
-func (l *lease) endsBy(now int64) Outcome {
-	var o Outcome
-	var at int64
-	if s := l.session; s.lapsed(now) {
-		o, at = OutcomeExpired, s.expires
-	}
-	if d := l.node.eff; d != 0 && now >= d && (o == 0 || d < at) {
-		o, at = OutcomeRevoked, d
-	}
-	if u := l.until; u != 0 && now >= u && (o == 0 || u < at) {
-		o = OutcomeExpired
-	}
-	return o
 }
 
 // Validate reports whether a lease is live. A downstream calls it before
@@ -258,9 +235,9 @@ func (l *lease) endsBy(now int64) Outcome {
 func (e *Engine) Validate(c *Call, id ID) (LeaseInfo, error) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	now := e.nowLocked()
+	now := e.clockLocked()
 	defer e.finishLocked(c, now)
-	s, err := e.sessionLocked(c, now)
+	s, err := e.sessionLocked(c)
 	if err != nil {
 		return LeaseInfo{}, err
 	}

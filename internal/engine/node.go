@@ -24,6 +24,8 @@ type node struct {
 	children map[ID]*node
 	order    kidOrder         // the same children in id order, for paging
 	byName   map[string]*node // newest child of each name
+	older    *node            // the parent's next older child of the same name (see siblings.go)
+	newer    *node            // the parent's next newer child of the same name
 	leases   leaseList        // live leases acquired on this node itself
 
 	retention int64 // its spec's retention, nanoseconds

@@ -179,7 +179,7 @@ func (e *Engine) grantWaiterLocked(w *Waiter, now int64) {
 func (e *Engine) Abandon(c *Call, w *Waiter) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	now := e.nowLocked()
+	now := e.clockLocked()
 	defer e.finishLocked(c, now)
 	if w.grp != nil {
 		e.removeWaiterLocked(w)

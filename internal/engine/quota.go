@@ -78,6 +78,9 @@ func (e *Engine) applyConsumed(ev *Event) error {
 	if n == nil || n.state != Active || ev.Amount < 1 || e.replay && validKey("resource", ev.Name) != nil {
 		return corrupt("event %d charges unknown or ended node %d", ev.Seq, ev.Node)
 	}
+	if err := e.usageRoomLocked("amount", ev.Name, ev.Amount); err != nil {
+		return corrupt("event %d: %v", ev.Seq, err)
+	}
 	slot := ev.Time
 	if ev.Until != 0 {
 		if ev.Until < ev.Time {

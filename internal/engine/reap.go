@@ -25,12 +25,23 @@ func (e *Engine) reapOnce(c *Call) int {
 	return int(e.seq - start)
 }
 
+// clockLocked reads the time for a call and first takes every decision of
+// time already due by then (a session lapsed, a deadline passed, a hold
+// ran out), as Reap would: no call sees any of them as still live, and none
+// counts a slot whose hold ran out as held, whenever Reap last ran. Each
+// decision is taken once, so this costs what is due, not what is held.
+func (e *Engine) clockLocked() int64 {
+	now := e.nowLocked()
+	e.reapDueLocked(now)
+	return now
+}
+
 // reapDueLocked takes every decision that time made by now, in the order of
 // the instants at which time made them: a session lapsed, a deadline passed,
 // a hold ran out (at one instant, in that order). The slots a decision frees
 // go to the waiters before the next decision is taken, so a waiter is served
 // by a slot freed before its own session lapsed. Reap calls it, and so does
-// every call that finds such a decision due on what it touches. So a lease
+// every other call before anything else (clockLocked). So a lease
 // that both its hold and its node's deadline (or its session) would end
 // ends by the earliest of them, however late the decision is taken.
 func (e *Engine) reapDueLocked(now int64) {

@@ -43,8 +43,8 @@ func (e *Engine) restoreNodes(recs []NodeRec) error {
 	}
 	for i := range recs {
 		r := &recs[i]
-		if r.ID == 0 || r.ID >= e.next || e.nodes[r.ID] != nil {
-			return corrupt("snapshot has a bad or repeated node id %d", r.ID)
+		if r.ID == 0 || r.ID >= e.next || e.nodes[r.ID] != nil || i > 0 && r.ID <= recs[i-1].ID {
+			return corrupt("snapshot has a bad, repeated or out-of-order node id %d", r.ID)
 		}
 		if r.State > DeadlineExceeded || r.Deadline < 0 || validName(r.Name) != nil && r.ID != RootID {
 			return corrupt("snapshot node %d has a bad state, deadline or name", r.ID)
@@ -107,13 +107,7 @@ func (e *Engine) linkNode(n *node, parent ID) error {
 		n.tenant = n
 	}
 	n.eff = minDeadline(n.deadline, p.eff)
-	if p.children == nil {
-		p.children = make(map[ID]*node)
-		p.byName = make(map[string]*node)
-	}
-	p.children[n.id] = n
-	p.order.add(n)
-	p.byName[n.name] = n
+	p.adopt(n)
 	return nil
 }
 

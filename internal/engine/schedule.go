@@ -80,14 +80,16 @@ func (e *Engine) judgeLocked(n *node, r string, amount, now int64) verdict {
 			continue
 		}
 		if rs.capped {
-			left := rs.cap - rs.used - amount
-			if left < 0 && amount > 0 {
+			room, left := rs.cap-rs.used, int64(0) // both counters are 0 or more: no overflow
+			if amount <= room {
+				left = room - amount
+			} else if amount > 0 {
 				v.quota = true
 				if v.first == nil {
 					v.first = a
 				}
 			}
-			v.consider(a, false, rs.cap, max(left, 0), 0)
+			v.consider(a, false, rs.cap, left, 0)
 		}
 		if b := rs.rate; b != nil {
 			wait, never, bookable, left, reset := b.check(now, amount)
@@ -122,9 +124,9 @@ func (e *Engine) ConsumeWith(c *Call, id ID, resource string, n int64, o Consume
 	}
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	now := e.nowLocked()
+	now := e.clockLocked()
 	defer e.finishLocked(c, now)
-	s, nd, err := e.callerLocked(c, id, now)
+	s, nd, err := e.callerLocked(c, id)
 	if err != nil {
 		return ConsumeResult{}, err
 	}
@@ -138,7 +140,7 @@ func (e *Engine) ConsumeWith(c *Call, id ID, resource string, n int64, o Consume
 			return e.recalledConsume(nd, resource, m, now, err)
 		}
 	}
-	if err := e.activeLocked(nd, now); err != nil {
+	if err := nd.activeErr(); err != nil {
 		return ConsumeResult{}, err
 	}
 	return e.admitLocked(s, c, h, nd, resource, n, now, o)
@@ -157,6 +159,9 @@ func consumeHash(id ID, resource string, n int64, o ConsumeOptions) uint64 {
 // caps admit it now or at a bookable slot, stamped with the caller's
 // session, request and argument hash h; otherwise it refuses.
 func (e *Engine) admitLocked(s *session, c *Call, h uint64, nd *node, resource string, n, now int64, o ConsumeOptions) (ConsumeResult, error) {
+	if err := e.usageRoomLocked("amount", resource, n); err != nil {
+		return ConsumeResult{}, err
+	}
 	v := e.judgeLocked(nd, resource, n, now)
 	var slot int64
 	if v.first != nil {
@@ -203,7 +208,7 @@ func boolNum(b bool) int64 {
 }
 
 func (e *Engine) peekLocked(nd *node, resource string, now int64) (ConsumeResult, error) {
-	if err := e.activeLocked(nd, now); err != nil {
+	if err := nd.activeErr(); err != nil {
 		return ConsumeResult{}, err
 	}
 	v := e.judgeLocked(nd, resource, 0, now)

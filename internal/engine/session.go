@@ -17,9 +17,6 @@ type session struct {
 	dirty   bool
 }
 
-// lapsed reports whether the session has gone a whole TTL without renewal.
-func (s *session) lapsed(now int64) bool { return s.ttl > 0 && now >= s.expires }
-
 // SessionInfo describes a session.
 type SessionInfo struct {
 	ID      ID
@@ -40,12 +37,12 @@ func (s *session) info() SessionInfo {
 // after it checked an API key) passes the SHA-256 of the session's token; the
 // token itself never reaches the engine. A ttl of zero never expires.
 func (e *Engine) OpenSession(c *Call, scope ID, ttl time.Duration, token [32]byte) (SessionInfo, error) {
-	if ttl < 0 {
-		return SessionInfo{}, invalid("ttl", "must not be negative, got %s", ttl)
+	if err := validSpan("ttl", ttl, "never expires"); err != nil {
+		return SessionInfo{}, err
 	}
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	now := e.nowLocked()
+	now := e.clockLocked()
 	defer e.finishLocked(c, now)
 	if c.Session != 0 {
 		return SessionInfo{}, ErrForbidden
@@ -81,9 +78,9 @@ func (e *Engine) SessionByToken(token [32]byte) (SessionInfo, bool) {
 func (e *Engine) Heartbeat(c *Call) (SessionInfo, error) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	now := e.nowLocked()
+	now := e.clockLocked()
 	defer e.finishLocked(c, now)
-	s, err := e.sessionLocked(c, now)
+	s, err := e.sessionLocked(c)
 	if err != nil {
 		return SessionInfo{}, err
 	}
@@ -99,9 +96,9 @@ func (e *Engine) Heartbeat(c *Call) (SessionInfo, error) {
 func (e *Engine) CloseSession(c *Call) error {
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	now := e.nowLocked()
+	now := e.clockLocked()
 	defer e.finishLocked(c, now)
-	s, err := e.sessionLocked(c, now)
+	s, err := e.sessionLocked(c)
 	if err != nil {
 		return err
 	}
@@ -124,9 +121,10 @@ func (e *Engine) Revive() {
 	}
 }
 
-// sessionLocked resolves the caller's session, ending it on the spot if it
-// has expired. A nil session with a nil error is the daemon itself.
-func (e *Engine) sessionLocked(c *Call, now int64) (*session, error) {
+// sessionLocked resolves the caller's session. A session that lapsed was
+// ended by clockLocked already. A nil session with a nil error is the
+// daemon itself.
+func (e *Engine) sessionLocked(c *Call) (*session, error) {
 	if c.Session == 0 {
 		return nil, nil
 	}
@@ -134,16 +132,12 @@ func (e *Engine) sessionLocked(c *Call, now int64) (*session, error) {
 	if s == nil {
 		return nil, ErrSessionEnded
 	}
-	if s.lapsed(now) {
-		e.reapDueLocked(now)
-		return nil, ErrSessionEnded
-	}
 	return s, nil
 }
 
 func (e *Engine) applySessionOpened(ev *Event) error {
 	scope := e.nodes[ev.Node]
-	if scope == nil || ev.Target < e.next || len(ev.Token) != 32 || ev.TTL < 0 {
+	if scope == nil || ev.Target < e.next || len(ev.Token) != 32 || validSpan("ttl", time.Duration(ev.TTL), "") != nil {
 		return corrupt("session %d opened on unknown node %d or with a bad id, token or ttl", ev.Target, ev.Node)
 	}
 	s := &session{id: ev.Target, scope: scope, ttl: ev.TTL, opened: ev.Time, expires: ev.Time + ev.TTL}

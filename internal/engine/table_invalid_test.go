@@ -185,16 +185,22 @@ func TestInvalidInput(t *testing.T) {
 			t.Parallel()
 			w := newInvalidWorld(t)
 			before := w.f.e.Dump()
-			err := tc.op(w)
-			var ie *InvalidError
-			if !errors.Is(err, ErrInvalid) || !errors.As(err, &ie) || ie.Field != tc.field {
-				t.Fatalf("got %v, want an invalid %s", err, tc.field)
-			}
-			if !strings.HasPrefix(err.Error(), tc.field+": ") {
-				t.Fatalf("message %q does not name %s", err, tc.field)
-			}
+			wantInvalid(t, tc.op(w), tc.field)
 			sameState(t, w.f.e, before)
 		})
+	}
+}
+
+// wantInvalid fails the test unless err is an *InvalidError of field whose
+// message starts with the field's name.
+func wantInvalid(t *testing.T, err error, field string) {
+	t.Helper()
+	var ie *InvalidError
+	if !errors.Is(err, ErrInvalid) || !errors.As(err, &ie) || ie.Field != field {
+		t.Fatalf("got %v, want an invalid %s", err, field)
+	}
+	if !strings.HasPrefix(err.Error(), field+": ") {
+		t.Fatalf("message %q does not name %s", err, field)
 	}
 }
 

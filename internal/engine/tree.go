@@ -82,10 +82,10 @@ func (e *Engine) resolveLocked(s *session, id ID) (*node, error) {
 	return n, nil
 }
 
-// callerLocked resolves the caller's session (ending it on the spot if it
-// lapsed) and the node the call names, checked against the session's scope.
-func (e *Engine) callerLocked(c *Call, id ID, now int64) (*session, *node, error) {
-	s, err := e.sessionLocked(c, now)
+// callerLocked resolves the caller's session and the node the call names,
+// checked against the session's scope.
+func (e *Engine) callerLocked(c *Call, id ID) (*session, *node, error) {
+	s, err := e.sessionLocked(c)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -93,21 +93,14 @@ func (e *Engine) callerLocked(c *Call, id ID, now int64) (*session, *node, error
 	return s, n, err
 }
 
-// activeLocked ends n's chain on the spot if a deadline on it has passed
-// (taking every decision time made before it first), and reports whether n
-// is still active.
-func (e *Engine) activeLocked(n *node, now int64) error {
-	if n.pastDeadline(now) {
-		e.reapDueLocked(now)
-	}
+// activeErr is ErrNodeEnded unless n is active and no node above it has
+// ended (a large subtree ends in bounded steps). A node whose deadline passed
+// was ended by clockLocked already.
+func (n *node) activeErr() error {
 	if n.state != Active || n.endedAbove() {
 		return ErrNodeEnded
 	}
 	return nil
-}
-
-func (n *node) pastDeadline(now int64) bool {
-	return n.state == Active && n.eff != 0 && now >= n.eff
 }
 
 // expireDeadlineLocked ends the topmost active node on n's chain whose own
@@ -165,9 +158,9 @@ func (e *Engine) create(c *Call, parent ID, spec Spec, charge *Charge, ensure bo
 	}
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	now := e.nowLocked()
+	now := e.clockLocked()
 	defer e.finishLocked(c, now)
-	s, p, err := e.callerLocked(c, parent, now)
+	s, p, err := e.callerLocked(c, parent)
 	if err != nil {
 		return NodeInfo{}, false, err
 	}
@@ -176,19 +169,19 @@ func (e *Engine) create(c *Call, parent ID, spec Spec, charge *Charge, ensure bo
 	}
 	if ensure {
 		if n := p.byName[spec.Name]; n != nil && (n.state == Active || now < n.ended+e.keptFor(n)) {
-			if err := e.activeLocked(n, now); err != nil && err != ErrNodeEnded {
-				return NodeInfo{}, false, err
-			}
 			return n.info(now), false, nil
 		}
 	}
-	if err := e.activeLocked(p, now); err != nil {
+	if err := p.activeErr(); err != nil {
 		return NodeInfo{}, false, err
 	}
 	if p.depth >= MaxDepth {
 		return NodeInfo{}, false, invalid("parent", "the tree is at most %d levels deep", MaxDepth)
 	}
 	if charge != nil {
+		if err := e.usageRoomLocked("charge.amount", charge.Resource, charge.Amount); err != nil {
+			return NodeInfo{}, false, err
+		}
 		if err := e.checkLocked(p, charge.Resource, charge.Amount, now); err != nil {
 			return NodeInfo{}, false, err
 		}
@@ -254,9 +247,9 @@ func (e *Engine) end(c *Call, id ID, st State) error {
 	h := uint64(newHash(KindNodeEnded).num(int64(id)).byte(byte(st)))
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	now := e.nowLocked()
+	now := e.clockLocked()
 	defer e.finishLocked(c, now)
-	s, n, err := e.callerLocked(c, id, now)
+	s, n, err := e.callerLocked(c, id)
 	if err != nil {
 		return err
 	}
@@ -266,7 +259,7 @@ func (e *Engine) end(c *Call, id ID, st State) error {
 	if n == e.root || s != nil && n == s.scope {
 		return ErrForbidden
 	}
-	if err := e.activeLocked(n, now); err != nil {
+	if err := n.activeErr(); err != nil {
 		return err
 	}
 	ev := &Event{}
@@ -303,25 +296,16 @@ func (e *Engine) Describe(c *Call, id ID, page *Page) (NodeInfo, []NodeInfo, ID,
 	}
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	now := e.nowLocked()
+	now := e.clockLocked()
 	defer e.finishLocked(c, now)
-	_, n, err := e.callerLocked(c, id, now)
+	_, n, err := e.callerLocked(c, id)
 	if err != nil {
-		return NodeInfo{}, nil, 0, err
-	}
-	if err := e.activeLocked(n, now); err != nil && err != ErrNodeEnded {
 		return NodeInfo{}, nil, 0, err
 	}
 	if page == nil {
 		return n.info(now), nil, 0, nil
 	}
 	kids, next := n.order.page(page.After, size)
-	for _, ch := range kids {
-		if ch.pastDeadline(now) {
-			e.reapDueLocked(now)
-			break
-		}
-	}
 	infos := make([]NodeInfo, len(kids))
 	for i, ch := range kids {
 		infos[i] = ch.info(now)

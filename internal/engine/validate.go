@@ -112,17 +112,14 @@ func validRequest(c *Call) error {
 
 // validSettings checks the engine's knobs.
 func validSettings(s *Settings) error {
-	if s.TombstoneTTL < 0 {
-		return invalid("tombstone_ttl", "must not be negative, got %s", s.TombstoneTTL)
+	if err := validSpan("tombstone_ttl", s.TombstoneTTL, "forget at once"); err != nil {
+		return err
 	}
-	if s.NodeRetention < 0 {
-		return invalid("node_retention", "must not be negative, got %s", s.NodeRetention)
+	if err := validSpan("node_retention", s.NodeRetention, "remove at once"); err != nil {
+		return err
 	}
 	if s.MaxScheduleWait < 0 || s.MaxScheduleWait > maxScheduleWait {
 		return invalid("max_schedule_wait", "must be between 0 (no scheduled admission) and %s, got %s", time.Duration(maxScheduleWait), s.MaxScheduleWait)
 	}
-	if s.KeyIdle < 0 {
-		return invalid("key_idle", "must not be negative (0 keeps every key), got %s", s.KeyIdle)
-	}
-	return nil
+	return validSpan("key_idle", s.KeyIdle, "keep every key")
 }

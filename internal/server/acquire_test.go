@@ -144,3 +144,63 @@ func TestGetNodeShowsWaiting(t *testing.T) {
 		t.Fatalf("GetNode shows %d waiting after the waiter left", n)
 	}
 }
+
+// TestAcquireTooShortToRecordWritesNothing: once grants have recently
+// taken 40ms to be recorded, an acquire whose deadline is shorter is
+// refused with deadline_exceeded before the engine grants, so neither a
+// grant nor the release giving it back is written; one with time enough
+// is granted. A real grant's time to the record is measured.
+func TestAcquireTooShortToRecordWritesNothing(t *testing.T) {
+	e := newEnv(t, "")
+	ctx := context.Background()
+	cl, _ := e.session(keyA)
+	l, err := cl.Acquire(ctx, connect.NewRequest(&governorv1.AcquireRequest{Class: "db"}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := cl.Release(ctx, connect.NewRequest(&governorv1.ReleaseRequest{LeaseId: l.Msg.Lease.Id})); err != nil {
+		t.Fatal(err)
+	}
+	if f := e.srv.floor.get(); f <= 0 {
+		t.Fatalf("after a grant the floor is %s, want the time it took to be recorded", f)
+	}
+	for range floorSamples {
+		e.srv.floor.note(40 * time.Millisecond)
+	}
+	before := e.store.Engine.Seq()
+	short, cancel := context.WithTimeout(ctx, 5*time.Millisecond)
+	defer cancel()
+	err = call(cl.Acquire(short, connect.NewRequest(&governorv1.AcquireRequest{Class: "db"})))
+	if code(err) != "deadline_exceeded" {
+		t.Fatalf("an acquire with 5ms to go: want deadline_exceeded, got %v", err)
+	}
+	if after := e.store.Engine.Seq(); after != before {
+		t.Fatalf("the refused acquire wrote %d events, want none", after-before)
+	}
+	long, cancel2 := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel2()
+	if err := call(cl.Acquire(long, connect.NewRequest(&governorv1.AcquireRequest{Class: "db"}))); err != nil {
+		t.Fatalf("an acquire with 5s to go: %v", err)
+	}
+}
+
+// TestRecordFloorIsTheFastestRecentGrant: the floor is 0 until a grant is
+// noted, then the shortest of the last 16.
+func TestRecordFloorIsTheFastestRecentGrant(t *testing.T) {
+	var f recordFloor
+	if got := f.get(); got != 0 {
+		t.Fatalf("with no grant the floor is %s, want 0", got)
+	}
+	for _, d := range []time.Duration{5, 3, 9} {
+		f.note(d * time.Millisecond)
+	}
+	if got := f.get(); got != 3*time.Millisecond {
+		t.Fatalf("after 5ms, 3ms, 9ms the floor is %s, want 3ms", got)
+	}
+	for range floorSamples {
+		f.note(10 * time.Millisecond)
+	}
+	if got := f.get(); got != 10*time.Millisecond {
+		t.Fatalf("after 16 grants of 10ms the floor is %s, want 10ms", got)
+	}
+}

@@ -27,6 +27,7 @@ const (
 	msgSession    = "Session ended; open a new one with OpenSession."
 	msgNodeEnded  = "The node has ended (closed, cancelled or past its deadline): nothing can be created under, charged to or acquired on it."
 	msgMismatch   = "The request id was used before with different arguments; use a new request id for a different call."
+	msgTooShort   = "The deadline is shorter than governord recently took to record a grant, so nothing was acquired; the pool need not be full. Allow more time."
 )
 
 // toConnect turns an engine error into the status code and detail a client

@@ -131,7 +131,7 @@ func TestCredentials(t *testing.T) {
 		{"open with too long a ttl", open(keyA, durationpb.New(2*time.Hour)), "invalid_argument", "between 1s and 1h0m0s"},
 		{"open with ttl 0", open(keyA, durationpb.New(0)), "invalid_argument", "ttl"},
 		{"a closed session's token", call(closed.Heartbeat(ctx, connect.NewRequest(&governorv1.HeartbeatRequest{}))), "unauthenticated", "open a new session"},
-		{"a lapsed session's token", call(lapsed.Heartbeat(ctx, connect.NewRequest(&governorv1.HeartbeatRequest{}))), "unauthenticated", "open a new one"},
+		{"a lapsed session's token", call(lapsed.Heartbeat(ctx, connect.NewRequest(&governorv1.HeartbeatRequest{}))), "unauthenticated", "OpenSession"},
 		{"a key where a token is needed", call(e.client(keyA).CreateNode(ctx, connect.NewRequest(&governorv1.CreateNodeRequest{Spec: &governorv1.NodeSpec{Name: "x"}}))), "unauthenticated", "open a session"},
 		{"a key on acquire", call(e.client(keyA).Acquire(ctx, connect.NewRequest(&governorv1.AcquireRequest{Class: "db"}))), "unauthenticated", "OpenSession"},
 		{"a wrong token", call(e.client(strings.Repeat("ab", 16)).Heartbeat(ctx, connect.NewRequest(&governorv1.HeartbeatRequest{}))), "unauthenticated", "OpenSession"},

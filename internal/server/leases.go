@@ -28,8 +28,8 @@ func (s *Server) Acquire(ctx context.Context, req *connect.Request[governorv1.Ac
 	if err := checkKey("class", m.Class); err != nil {
 		return nil, err
 	}
-	hold, err := checkDuration("max_hold", m.MaxHold, time.Nanosecond, math.MaxInt64,
-		"must be positive, or unset to hold the lease as long as the session and the node live")
+	hold, err := checkDuration("max_hold", m.MaxHold, time.Nanosecond, engine.MaxSpan,
+		"must be positive and at most 366 days, or unset to hold the lease as long as the session and the node live")
 	if err != nil {
 		return nil, err
 	}
@@ -49,13 +49,16 @@ func (s *Server) acquire(ctx context.Context, p principal, id engine.ID, class s
 	if err := s.room(ctx); err != nil {
 		return engine.LeaseInfo{}, err
 	}
+	if err := s.inTimeToRecord(ctx); err != nil {
+		return engine.LeaseInfo{}, err
+	}
 	c := &engine.Call{Session: p.session, Request: reqID}
 	lease, w, err := s.eng.Acquire(c, id, class, hold)
-	seq := c.Seq
+	seq, granted := c.Seq, time.Now()
 	if w != nil {
 		select {
 		case g := <-w.C():
-			lease, err, seq = g.Lease, g.Err, max(seq, g.Seq)
+			lease, err, seq, granted = g.Lease, g.Err, max(seq, g.Seq), time.Now()
 		case <-ctx.Done():
 			s.eng.Abandon(&engine.Call{}, w)
 			return engine.LeaseInfo{}, toConnect(ctx.Err())
@@ -72,7 +75,24 @@ func (s *Server) acquire(ctx context.Context, p principal, id engine.ID, class s
 	if werr != nil {
 		return engine.LeaseInfo{}, werr
 	}
+	if err == nil {
+		s.floor.note(time.Since(granted))
+	}
 	return lease, nil
+}
+
+// inTimeToRecord refuses an acquire whose caller has given up, or gives up
+// sooner than the fastest recent grant took to be recorded: its lease would
+// be lost before it is recorded, and its grant and the release that gives
+// the slot back would be written for nothing.
+func (s *Server) inTimeToRecord(ctx context.Context) error {
+	if err := ctx.Err(); err != nil {
+		return toConnect(err)
+	}
+	if dl, ok := ctx.Deadline(); ok && time.Until(dl) < s.floor.get() {
+		return connect.NewError(connect.CodeDeadlineExceeded, errors.New(msgTooShort))
+	}
+	return nil
 }
 
 // giveBack releases a lease granted to a caller who stopped waiting before

@@ -63,6 +63,7 @@ type Server struct {
 	handler http.Handler
 	hub     *hub
 	flights flights
+	floor   recordFloor // how soon a grant can be recorded, for acquire's deadline
 
 	principals sync.Mutex // serialises opening key principals' sessions
 
