@@ -1,0 +1,99 @@
+// Command compare runs Gubernator v2.13.0 and governord (memory only and on
+// SQLite) inside this process on the same loopback rate-limit load, gRPC
+// and HTTP/1.1 JSON, in alternating rounds, and prints the side-by-side
+// table with ratios and p99; -svg also draws it. It is a module of its own
+// so that governord's module never depends on Gubernator.
+//
+//	cd bench/compare && go run . -rounds 3 -duration 8s -svg ../../docs/performance.svg
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+
+	_ "governor.dev/governor/bench/compare/internal/protoconflict" // first: see its doc
+	"governor.dev/governor/internal/bench"
+)
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
+	err := run(ctx)
+	stop()
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "compare: %v\n", err)
+		os.Exit(1)
+	}
+}
+
+func run(ctx context.Context) error {
+	rounds := flag.Int("rounds", 2, "how many alternating `rounds` each cell runs on every server")
+	duration := flag.Duration("duration", 8*time.Second, "how long each run lasts")
+	callers := flag.String("callers", "16,64", "comma-separated numbers of concurrent `callers`, one cell each")
+	svg := flag.String("svg", "", "also draw the comparison as an SVG chart into this `file`")
+	flag.Parse()
+	ns, err := parseCallers(*callers)
+	if err != nil {
+		return err
+	}
+	dir, err := os.MkdirTemp("", "compare-")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(dir)
+	guber, stopGuber, err := startGubernator(ctx)
+	if err != nil {
+		return err
+	}
+	defer stopGuber()
+	peers := []bench.Peer{guber}
+	for _, s := range []struct{ name, url string }{
+		{"governord, memory", ""},
+		{"governord, SQLite", "sqlite:" + filepath.Join(dir, "governor.db")},
+	} {
+		p, stopGov, err := bench.StartRateGovernord(ctx, s.name, s.url)
+		if err != nil {
+			return err
+		}
+		defer func() { _ = stopGov(context.WithoutCancel(ctx)) }()
+		peers = append(peers, p)
+	}
+	c, err := bench.Compare(ctx, bench.CompareOptions{
+		Peers: peers, Callers: ns, Rounds: *rounds, Duration: *duration,
+		Progress: func(format string, args ...any) { fmt.Fprintf(os.Stderr, "compare: "+format+"\n", args...) },
+	})
+	if err != nil {
+		return err
+	}
+	if err := c.Table().WriteText(os.Stdout); err != nil {
+		return err
+	}
+	if *svg == "" {
+		return nil
+	}
+	f, err := os.Create(*svg)
+	if err != nil {
+		return err
+	}
+	return errors.Join(c.WriteSVG(f), f.Close())
+}
+
+// parseCallers reads the -callers list.
+func parseCallers(s string) ([]int, error) {
+	var ns []int
+	for _, f := range strings.Split(s, ",") {
+		n, err := strconv.Atoi(strings.TrimSpace(f))
+		if err != nil || n < 1 {
+			return nil, fmt.Errorf("-callers %q: each entry must be a positive whole number", s)
+		}
+		ns = append(ns, n)
+	}
+	return ns, nil
+}

@@ -1,0 +1,151 @@
+package bench
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strconv"
+	"time"
+)
+
+// CompareOptions say what the side-by-side comparison runs.
+type CompareOptions struct {
+	// Peers are the servers compared; the first is the one the others'
+	// ratios are against.
+	Peers []Peer
+	// Callers are the numbers of concurrent callers, one cell each.
+	Callers []int
+	// Rounds is how many times each cell runs on every peer, the peers
+	// taking turns in an order that alternates from round to round.
+	Rounds int
+	// Duration is how long each run lasts.
+	Duration time.Duration
+	// Progress receives a line as each run ends; nil: none.
+	Progress func(format string, args ...any)
+}
+
+// Cell is one protocol at one number of callers, every peer's runs.
+type Cell struct {
+	Protocol Protocol `json:"protocol"`
+	Callers  int      `json:"callers"`
+	// Runs holds, per peer (in CompareOptions.Peers' order), one result
+	// per round; empty for a peer without that protocol.
+	Runs [][]LoadResult `json:"runs"`
+}
+
+// Comparison is the side-by-side result.
+type Comparison struct {
+	Peers    []string      `json:"peers"`
+	Rounds   int           `json:"rounds"`
+	Duration time.Duration `json:"duration_ns"`
+	Cells    []Cell        `json:"cells"`
+}
+
+// Compare runs the rate-limit load on every peer, per protocol and number
+// of callers, in alternating rounds. The first failed run ends it.
+func Compare(ctx context.Context, o CompareOptions) (*Comparison, error) {
+	if len(o.Peers) == 0 || len(o.Callers) == 0 || o.Rounds < 1 || o.Duration <= 0 {
+		return nil, fmt.Errorf("%w: the comparison needs peers, callers, at least one round and a positive duration", ErrOptions)
+	}
+	c := &Comparison{Rounds: o.Rounds, Duration: o.Duration}
+	for _, p := range o.Peers {
+		c.Peers = append(c.Peers, p.Name)
+	}
+	for _, proto := range []Protocol{GRPC, HTTPJSON} {
+		for _, n := range o.Callers {
+			cell := Cell{Protocol: proto, Callers: n, Runs: make([][]LoadResult, len(o.Peers))}
+			for r := range o.Rounds {
+				for _, i := range turns(len(o.Peers), r) {
+					res, ok, err := runPeer(ctx, o.Peers[i], proto, n, o.Duration)
+					if err != nil {
+						return nil, err
+					}
+					if !ok {
+						continue
+					}
+					cell.Runs[i] = append(cell.Runs[i], res)
+					if o.Progress != nil {
+						o.Progress("%s %d callers, round %d, %s: %.0f/s, p99 %s", proto, n, r+1, o.Peers[i].Name, res.PerSecond(), ms(res.P99))
+					}
+				}
+			}
+			c.Cells = append(c.Cells, cell)
+		}
+	}
+	return c, nil
+}
+
+// turns is the order the peers run in round r: forwards in even rounds,
+// backwards in odd ones, so no peer always runs right after another.
+func turns(n, r int) []int {
+	order := make([]int, n)
+	for i := range order {
+		order[i] = i
+	}
+	if r%2 == 1 {
+		slices.Reverse(order)
+	}
+	return order
+}
+
+// runPeer runs one load on p; ok is false when p has no address for proto.
+func runPeer(ctx context.Context, p Peer, proto Protocol, callers int, d time.Duration) (LoadResult, bool, error) {
+	switch {
+	case proto == GRPC && p.GRPCAddr != "":
+		res, err := grpcLoad(ctx, p, callers, d)
+		return res, true, err
+	case proto == HTTPJSON && p.HTTPURL != "":
+		res, err := httpLoad(ctx, p, callers, d)
+		return res, true, err
+	}
+	return LoadResult{}, false, nil
+}
+
+// median returns the median of the runs' throughput and of their p99.
+func median(runs []LoadResult) (perSecond float64, p99 time.Duration) {
+	rates := make([]float64, len(runs))
+	p99s := make([]time.Duration, len(runs))
+	for i, r := range runs {
+		rates[i], p99s[i] = r.PerSecond(), r.P99
+	}
+	slices.Sort(rates)
+	slices.Sort(p99s)
+	return rates[len(rates)/2], p99s[len(p99s)/2]
+}
+
+// Table renders the comparison: per cell, each peer's median throughput
+// with its ratio to the first peer, and its median p99.
+func (c *Comparison) Table() Table {
+	t := Table{
+		Title:   "Rate-limit load, side by side: one key, hits 1, closed loop (GetRateLimits)",
+		Columns: []string{"path", "callers"},
+		Notes: []string{
+			fmt.Sprintf("median of %d alternating rounds of %s per cell; × is the ratio to %s's median", c.Rounds, c.Duration, c.Peers[0]),
+			"gRPC: one shared grpc-go connection; HTTP JSON: one HTTP/1.1 connection per caller",
+		},
+	}
+	for _, p := range c.Peers {
+		t.Columns = append(t.Columns, p, "p99")
+	}
+	for _, cell := range c.Cells {
+		row := []string{string(cell.Protocol), strconv.Itoa(cell.Callers)}
+		var base float64
+		if len(cell.Runs[0]) > 0 {
+			base, _ = median(cell.Runs[0])
+		}
+		for _, runs := range cell.Runs {
+			if len(runs) == 0 {
+				row = append(row, "-", "-")
+				continue
+			}
+			rate, p99 := median(runs)
+			s := fmt.Sprintf("%.1fk/s", rate/1000)
+			if base > 0 {
+				s += fmt.Sprintf(" (%.2f×)", rate/base)
+			}
+			row = append(row, s, ms(p99))
+		}
+		t.Rows = append(t.Rows, row)
+	}
+	return t
+}
