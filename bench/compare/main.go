@@ -9,14 +9,10 @@ package main
 
 import (
 	"context"
-	"errors"
 	"flag"
 	"fmt"
 	"os"
 	"os/signal"
-	"path/filepath"
-	"strconv"
-	"strings"
 	"time"
 
 	_ "governor.dev/governor/bench/compare/internal/protoconflict" // first: see its doc
@@ -38,8 +34,9 @@ func run(ctx context.Context) error {
 	duration := flag.Duration("duration", 8*time.Second, "how long each run lasts")
 	callers := flag.String("callers", "16,64", "comma-separated numbers of concurrent `callers`, one cell each")
 	svg := flag.String("svg", "", "also draw the comparison as an SVG chart into this `file`")
+	asJSON := flag.Bool("json", false, "print the comparison as JSON instead of a table")
 	flag.Parse()
-	ns, err := parseCallers(*callers)
+	ns, err := bench.ParseCallers(*callers)
 	if err != nil {
 		return err
 	}
@@ -53,47 +50,17 @@ func run(ctx context.Context) error {
 		return err
 	}
 	defer stopGuber()
-	peers := []bench.Peer{guber}
-	for _, s := range []struct{ name, url string }{
-		{"governord, memory", ""},
-		{"governord, SQLite", "sqlite:" + filepath.Join(dir, "governor.db")},
-	} {
-		p, stopGov, err := bench.StartRateGovernord(ctx, s.name, s.url)
-		if err != nil {
-			return err
-		}
-		defer func() { _ = stopGov(context.WithoutCancel(ctx)) }()
-		peers = append(peers, p)
+	ours, stopOurs, err := bench.GovernordPeers(ctx, dir)
+	if err != nil {
+		return err
 	}
+	defer stopOurs()
 	c, err := bench.Compare(ctx, bench.CompareOptions{
-		Peers: peers, Callers: ns, Rounds: *rounds, Duration: *duration,
+		Peers: append([]bench.Peer{guber}, ours...), Callers: ns, Rounds: *rounds, Duration: *duration,
 		Progress: func(format string, args ...any) { fmt.Fprintf(os.Stderr, "compare: "+format+"\n", args...) },
 	})
 	if err != nil {
 		return err
 	}
-	if err := c.Table().WriteText(os.Stdout); err != nil {
-		return err
-	}
-	if *svg == "" {
-		return nil
-	}
-	f, err := os.Create(*svg)
-	if err != nil {
-		return err
-	}
-	return errors.Join(c.WriteSVG(f), f.Close())
-}
-
-// parseCallers reads the -callers list.
-func parseCallers(s string) ([]int, error) {
-	var ns []int
-	for _, f := range strings.Split(s, ",") {
-		n, err := strconv.Atoi(strings.TrimSpace(f))
-		if err != nil || n < 1 {
-			return nil, fmt.Errorf("-callers %q: each entry must be a positive whole number", s)
-		}
-		ns = append(ns, n)
-	}
-	return ns, nil
+	return bench.WriteComparison(c, *asJSON, *svg, os.Stdout)
 }

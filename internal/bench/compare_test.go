@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/xml"
 	"io"
+	"os"
 	"strings"
 	"testing"
 	"time"
@@ -46,12 +47,14 @@ func TestCompareRunsEveryPeerOnBothProtocols(t *testing.T) {
 			}
 		}
 	}
-	var text bytes.Buffer
-	if err := c.Table().WriteText(&text); err != nil {
-		t.Fatal(err)
+	table := c.Table()
+	if len(table.Rows) != 4 || len(table.Columns) != 2+2*2 {
+		t.Fatalf("table %v, want 4 rows of path, callers and two peers' throughput and p99", table)
 	}
-	if n := strings.Count(text.String(), "(1.00×)"); n != 4 {
-		t.Fatalf("%d cells of the first peer read (1.00×), want 4:\n%s", n, text.String())
+	for _, row := range table.Rows {
+		if !strings.HasSuffix(row[2], "(1.00×)") || !strings.Contains(row[4], "×)") {
+			t.Fatalf("row %q: want the first peer at 1.00× and a ratio for the second", row)
+		}
 	}
 	var svg bytes.Buffer
 	if err := c.WriteSVG(&svg); err != nil {
@@ -123,5 +126,39 @@ func TestUnderLimitAcceptsOnlyOneUnderLimitAnswer(t *testing.T) {
 		if err := underLimit("peer", tc.res); (err == nil) != tc.good {
 			t.Errorf("%s: got %v", tc.name, err)
 		}
+	}
+}
+
+// TestGovbenchCompare runs govbench -compare against a Gubernator-compatible
+// API (a governord here) on both protocols and checks that the table has
+// the peer and both governords in every cell, and that the chart is drawn.
+func TestGovbenchCompare(t *testing.T) {
+	ctx := context.Background()
+	p, stop, err := StartRateGovernord(ctx, "peer", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = stop(context.WithoutCancel(ctx)) }()
+	svg := t.TempDir() + "/compare.svg"
+	var out, errOut bytes.Buffer
+	code := Main(ctx, []string{"-compare", p.GRPCAddr, "-compare-http", p.HTTPURL, "-compare-key", p.Key,
+		"-compare-callers", "2", "-compare-rounds", "1", "-compare-duration", "50ms", "-compare-svg", svg}, &out, &errOut)
+	if code != ExitOK {
+		t.Fatalf("exit code %d\n%s", code, errOut.String())
+	}
+	for _, want := range []string{"peer " + p.GRPCAddr, "governord, memory", "governord, SQLite", "gRPC ", "HTTP JSON "} {
+		if !strings.Contains(out.String(), want) {
+			t.Fatalf("the table lacks %q:\n%s", want, out.String())
+		}
+	}
+	if n := strings.Count(out.String(), "k/s ("); n != 2*3 {
+		t.Fatalf("%d measured cells, want 2 rows of 3:\n%s", n, out.String())
+	}
+	data, err := os.ReadFile(svg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := countElements(t, data, "circle"); n != 2*6 {
+		t.Fatalf("the chart has %d points, want 3 peers × 2 protocols in each of 2 panels", n)
 	}
 }
