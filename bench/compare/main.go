@@ -35,6 +35,7 @@ func run(ctx context.Context) error {
 	callers := flag.String("callers", "16,64", "comma-separated numbers of concurrent `callers`, one cell each")
 	svg := flag.String("svg", "", "also draw the comparison as an SVG chart into this `file`")
 	asJSON := flag.Bool("json", false, "print the comparison as JSON instead of a table")
+	profiles := flag.String("cpuprofile", "", "write a CPU profile of each server's first round of each cell into this `directory`")
 	flag.Parse()
 	ns, err := bench.ParseCallers(*callers)
 	if err != nil {
@@ -56,7 +57,7 @@ func run(ctx context.Context) error {
 	}
 	defer stopOurs()
 	c, err := bench.Compare(ctx, bench.CompareOptions{
-		Peers: append([]bench.Peer{guber}, ours...), Callers: ns, Rounds: *rounds, Duration: *duration,
+		Peers: append([]bench.Peer{guber}, ours...), Callers: ns, Rounds: *rounds, Duration: *duration, ProfileDir: *profiles,
 		Progress: func(format string, args ...any) { fmt.Fprintf(os.Stderr, "compare: "+format+"\n", args...) },
 	})
 	if err != nil {

@@ -2,9 +2,14 @@ package bench
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"os"
+	"path/filepath"
+	"runtime/pprof"
 	"slices"
 	"strconv"
+	"strings"
 	"time"
 )
 
@@ -22,6 +27,9 @@ type CompareOptions struct {
 	Duration time.Duration
 	// Progress receives a line as each run ends; nil: none.
 	Progress func(format string, args ...any)
+	// ProfileDir, when set, receives a CPU profile of this process during
+	// each peer's first round of each cell, named after the cell and peer.
+	ProfileDir string
 }
 
 // Cell is one protocol at one number of callers, every peer's runs.
@@ -56,8 +64,12 @@ func Compare(ctx context.Context, o CompareOptions) (*Comparison, error) {
 			cell := Cell{Protocol: proto, Callers: n, Runs: make([][]LoadResult, len(o.Peers))}
 			for r := range o.Rounds {
 				for _, i := range turns(len(o.Peers), r) {
-					res, ok, err := runPeer(ctx, o.Peers[i], proto, n, o.Duration)
+					stop, err := o.profile(r, proto, n, o.Peers[i])
 					if err != nil {
+						return nil, err
+					}
+					res, ok, err := runPeer(ctx, o.Peers[i], proto, n, o.Duration)
+					if err := errors.Join(err, stop()); err != nil {
 						return nil, err
 					}
 					if !ok {
@@ -73,6 +85,26 @@ func Compare(ctx context.Context, o CompareOptions) (*Comparison, error) {
 		}
 	}
 	return c, nil
+}
+
+// profile starts a CPU profile of round r of the cell on peer p, if the
+// options ask for it, and returns how to stop it.
+func (o CompareOptions) profile(r int, proto Protocol, callers int, p Peer) (func() error, error) {
+	if o.ProfileDir == "" || r > 0 {
+		return func() error { return nil }, nil
+	}
+	slug := strings.NewReplacer(" ", "-", ",", "", ":", "-", "/", "-").Replace(strings.ToLower(fmt.Sprintf("%s-%d-%s", proto, callers, p.Name)))
+	f, err := os.Create(filepath.Join(o.ProfileDir, slug+".pprof"))
+	if err != nil {
+		return nil, err
+	}
+	if err := pprof.StartCPUProfile(f); err != nil {
+		return nil, errors.Join(err, f.Close())
+	}
+	return func() error {
+		pprof.StopCPUProfile()
+		return f.Close()
+	}, nil
 }
 
 // turns is the order the peers run in round r: forwards in even rounds,

@@ -15,8 +15,9 @@ import (
 
 // TestCompareRunsEveryPeerOnBothProtocols compares governord with itself
 // (memory only) and checks that every cell has one run per round and peer,
-// every run counted calls, the table shows the ratios, and the chart is
-// well-formed SVG with a line per peer and protocol.
+// every run counted calls, the first round of each was profiled, the table
+// shows the ratios, and the chart is well-formed SVG with a line per peer
+// and protocol.
 func TestCompareRunsEveryPeerOnBothProtocols(t *testing.T) {
 	ctx := context.Background()
 	var peers []Peer
@@ -28,9 +29,13 @@ func TestCompareRunsEveryPeerOnBothProtocols(t *testing.T) {
 		defer func() { _ = stop(context.WithoutCancel(ctx)) }()
 		peers = append(peers, p)
 	}
-	c, err := Compare(ctx, CompareOptions{Peers: peers, Callers: []int{1, 3}, Rounds: 2, Duration: 50 * time.Millisecond})
+	profiles := t.TempDir()
+	c, err := Compare(ctx, CompareOptions{Peers: peers, Callers: []int{1, 3}, Rounds: 2, Duration: 50 * time.Millisecond, ProfileDir: profiles})
 	if err != nil {
 		t.Fatal(err)
+	}
+	if files, _ := os.ReadDir(profiles); len(files) != 2*2*2 {
+		t.Fatalf("%d profiles, want one per protocol, number of callers and peer", len(files))
 	}
 	if len(c.Cells) != 4 {
 		t.Fatalf("%d cells, want 2 protocols × 2 numbers of callers", len(c.Cells))
