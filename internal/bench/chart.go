@@ -42,7 +42,7 @@ func (c *Comparison) WriteSVG(w io.Writer) error {
 				rate, p99 := -1.0, -1.0
 				if runs := c.runs(proto, n, i); len(runs) > 0 {
 					var d time.Duration
-					rate, d = median(runs)
+					rate, d, _ = median(runs)
 					p99 = float64(d) / float64(time.Millisecond)
 				}
 				r.values, l.values = append(r.values, rate), append(l.values, p99)

@@ -133,16 +133,19 @@ func runPeer(ctx context.Context, p Peer, proto Protocol, callers int, d time.Du
 	return LoadResult{}, false, nil
 }
 
-// median returns the median of the runs' throughput and of their p99.
-func median(runs []LoadResult) (perSecond float64, p99 time.Duration) {
+// median returns the median of the runs' throughput, of their p99 and of
+// their CPU time per call.
+func median(runs []LoadResult) (perSecond float64, p99, cpu time.Duration) {
 	rates := make([]float64, len(runs))
 	p99s := make([]time.Duration, len(runs))
+	cpus := make([]time.Duration, len(runs))
 	for i, r := range runs {
-		rates[i], p99s[i] = r.PerSecond(), r.P99
+		rates[i], p99s[i], cpus[i] = r.PerSecond(), r.P99, r.CPUPerCall()
 	}
 	slices.Sort(rates)
 	slices.Sort(p99s)
-	return rates[len(rates)/2], p99s[len(p99s)/2]
+	slices.Sort(cpus)
+	return rates[len(rates)/2], p99s[len(p99s)/2], cpus[len(cpus)/2]
 }
 
 // Table renders the comparison: per cell, each peer's median throughput
@@ -154,28 +157,29 @@ func (c *Comparison) Table() Table {
 		Notes: []string{
 			fmt.Sprintf("median of %d alternating rounds of %s per cell; × is the ratio to %s's median", c.Rounds, c.Duration, c.Peers[0]),
 			"gRPC: one shared grpc-go connection; HTTP JSON: one HTTP/1.1 connection per caller",
+			"cpu/call: this process's CPU time per call, the load generator's included (and the server's, when it runs in this process)",
 		},
 	}
 	for _, p := range c.Peers {
-		t.Columns = append(t.Columns, p, "p99")
+		t.Columns = append(t.Columns, p, "p99", "cpu/call")
 	}
 	for _, cell := range c.Cells {
 		row := []string{string(cell.Protocol), strconv.Itoa(cell.Callers)}
 		var base float64
 		if len(cell.Runs[0]) > 0 {
-			base, _ = median(cell.Runs[0])
+			base, _, _ = median(cell.Runs[0])
 		}
 		for _, runs := range cell.Runs {
 			if len(runs) == 0 {
-				row = append(row, "-", "-")
+				row = append(row, "-", "-", "-")
 				continue
 			}
-			rate, p99 := median(runs)
+			rate, p99, cpu := median(runs)
 			s := fmt.Sprintf("%.1fk/s", rate/1000)
 			if base > 0 {
 				s += fmt.Sprintf(" (%.2f×)", rate/base)
 			}
-			row = append(row, s, ms(p99))
+			row = append(row, s, ms(p99), us(cpu))
 		}
 		t.Rows = append(t.Rows, row)
 	}

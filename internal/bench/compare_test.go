@@ -46,18 +46,18 @@ func TestCompareRunsEveryPeerOnBothProtocols(t *testing.T) {
 				t.Fatalf("%s %d callers: peer %d ran %d times, want 2", cell.Protocol, cell.Callers, i, len(runs))
 			}
 			for _, r := range runs {
-				if r.Calls < cell.Callers || r.P99 <= 0 || r.PerSecond() <= 0 {
+				if r.Calls < cell.Callers || r.P99 <= 0 || r.PerSecond() <= 0 || r.CPUPerCall() <= 0 {
 					t.Fatalf("%s %d callers: run %+v measured nothing", cell.Protocol, cell.Callers, r)
 				}
 			}
 		}
 	}
 	table := c.Table()
-	if len(table.Rows) != 4 || len(table.Columns) != 2+2*2 {
-		t.Fatalf("table %v, want 4 rows of path, callers and two peers' throughput and p99", table)
+	if len(table.Rows) != 4 || len(table.Columns) != 2+2*3 {
+		t.Fatalf("table %v, want 4 rows of path, callers and two peers' throughput, p99 and CPU per call", table)
 	}
 	for _, row := range table.Rows {
-		if !strings.HasSuffix(row[2], "(1.00×)") || !strings.Contains(row[4], "×)") {
+		if !strings.HasSuffix(row[2], "(1.00×)") || !strings.Contains(row[5], "×)") || !strings.HasSuffix(row[4], "µs") {
 			t.Fatalf("row %q: want the first peer at 1.00× and a ratio for the second", row)
 		}
 	}
