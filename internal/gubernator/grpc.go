@@ -63,10 +63,9 @@ func grpcHealthCheck(srv any, _ context.Context, dec func(any) error, _ grpc.Una
 }
 
 // grpcHeader is the call's credential as the HTTP header the key check
-// reads.
+// reads. It copies only that value of the call's metadata.
 func grpcHeader(ctx context.Context) http.Header {
-	md, _ := metadata.FromIncomingContext(ctx)
-	return http.Header{"Authorization": md.Get("authorization")}
+	return http.Header{"Authorization": metadata.ValueFromIncomingContext(ctx, "authorization")}
 }
 
 // grpcStatus is err as the status Connect's gRPC handler sends for it:
