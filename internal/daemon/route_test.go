@@ -6,14 +6,17 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"strings"
 	"testing"
 	"time"
 
 	"connectrpc.com/connect"
 	"connectrpc.com/grpchealth"
 	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/credentials/insecure"
 	"google.golang.org/grpc/metadata"
+	"google.golang.org/grpc/status"
 
 	pb "governor.dev/governor/internal/gen/gubernator/v1"
 	"governor.dev/governor/internal/gen/gubernator/v1/gubernatorv1connect"
@@ -56,6 +59,16 @@ func TestGubernatorGRPCIsServedByGRPCGo(t *testing.T) {
 			if date := md.Get("date"); len(date) > 0 {
 				t.Fatalf("answered with date %q: net/http served it, not grpc-go", date)
 			}
+		}
+	})
+	t.Run("gRPC to another service after Gubernator: refused", func(t *testing.T) {
+		conn := dialGRPC()
+		if err := conn.Invoke(ctx, "/pb.gubernator.V1/GetRateLimits", oneUnder(), &pb.GetRateLimitsResp{}); err != nil {
+			t.Fatal(err)
+		}
+		err := conn.Invoke(ctx, "/grpc.health.v1.Health/Check", &healthReq{}, &healthReq{})
+		if status.Code(err) != codes.Unimplemented || !strings.Contains(err.Error(), "/grpc.health.v1.Health/Check on a connection of its own") {
+			t.Fatalf("got %v, want Unimplemented saying to use another connection", err)
 		}
 	})
 	t.Run("gRPC to another service: net/http", func(t *testing.T) {

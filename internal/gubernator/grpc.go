@@ -23,9 +23,12 @@ const GRPCPrefix = "/" + gubernatorv1connect.V1Name + "/"
 // pb.gubernator.V1 with the same answers, errors and message size limit as
 // the Connect handler Register adds (and gzip, as Connect accepts it).
 // Only the gRPC protocol reaches it; gRPC-Web and Connect stay with
-// Register's handler.
+// Register's handler. A call to any other service on its connections is
+// refused with Unimplemented and a message that says to use another
+// connection.
 func (s *Service) GRPCServer(opts ...grpc.ServerOption) *grpc.Server {
-	srv := grpc.NewServer(append([]grpc.ServerOption{grpc.MaxRecvMsgSize(maxMessageBytes)}, opts...)...)
+	base := []grpc.ServerOption{grpc.MaxRecvMsgSize(maxMessageBytes), grpc.UnknownServiceHandler(otherService)}
+	srv := grpc.NewServer(append(base, opts...)...)
 	srv.RegisterService(&grpcDesc, s)
 	return srv
 }
@@ -76,4 +79,13 @@ func grpcStatus(err error) error {
 		return status.Error(codes.Code(ce.Code()), ce.Message())
 	}
 	return status.Error(codes.Unknown, err.Error())
+}
+
+// otherService answers a call to any other service on a connection the
+// GRPCServer took: it can serve only pb.gubernator.V1.
+func otherService(_ any, stream grpc.ServerStream) error {
+	method, _ := grpc.MethodFromServerStream(stream)
+	return status.Errorf(codes.Unimplemented,
+		"This connection's first call went to %s, which is served on a transport of its own that serves nothing else; call %s on a connection of its own.",
+		gubernatorv1connect.V1Name, method)
 }
