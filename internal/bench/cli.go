@@ -10,6 +10,7 @@ import (
 	"os"
 	"regexp"
 	"strings"
+	"time"
 
 	"governor.dev/governor/internal/clientconn"
 )
@@ -47,6 +48,14 @@ func Main(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	run := fl.String("run", "", "run only the scenarios whose names match this `regexp` (-list shows them)")
 	asJSON := fl.Bool("json", false, "print the results as JSON instead of tables")
 	list := fl.Bool("list", false, "list the scenarios and exit")
+	var cmp CompareFlags
+	fl.StringVar(&cmp.GRPCAddr, "compare", "", "instead of the scenarios, run the rate-limit load side by side on the Gubernator-compatible gRPC API at this `host:port` and on governord (memory and SQLite, in this process)")
+	fl.StringVar(&cmp.HTTPURL, "compare-http", "", "with -compare, also the HTTP JSON load on the peer's gateway at this base `URL` (http://host:port)")
+	fl.StringVar(&cmp.Key, "compare-key", os.Getenv("GOVERNOR_COMPARE_KEY"), "with -compare, the `key` sent to the peer as Authorization: Bearer (default $GOVERNOR_COMPARE_KEY)")
+	fl.StringVar(&cmp.Callers, "compare-callers", "16,64", "with -compare, comma-separated numbers of concurrent `callers`")
+	fl.IntVar(&cmp.Rounds, "compare-rounds", 2, "with -compare, how many alternating `rounds` each cell runs")
+	fl.DurationVar(&cmp.Duration, "compare-duration", 8*time.Second, "with -compare, how long each run lasts")
+	fl.StringVar(&cmp.SVG, "compare-svg", "", "with -compare, also draw the comparison as an SVG chart into this `file`")
 	if err := fl.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return ExitOK
@@ -63,6 +72,14 @@ func Main(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		}
 		return ExitOK
 	}
+	switch {
+	case cmp.GRPCAddr == "" && cmp.HTTPURL != "":
+		fmt.Fprintf(stderr, "govbench: -compare-http needs -compare, the peer's gRPC address\n")
+		return ExitUsage
+	case cmp.GRPCAddr != "" && *addr != "":
+		fmt.Fprintf(stderr, "govbench: -compare starts its own governords to compare with; leave -addr out\n")
+		return ExitUsage
+	}
 	opts, only, err := cliOptions(*addr, *adminKey, *metricsURL, *pgURL, *run)
 	if err != nil {
 		fmt.Fprintf(stderr, "govbench: %v\n", err)
@@ -75,6 +92,9 @@ func Main(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	}
 	defer os.RemoveAll(dir)
 	opts.Dir = dir
+	if cmp.GRPCAddr != "" {
+		return runCompare(ctx, cmp, dir, *asJSON, stdout, stderr)
+	}
 	opts.Progress = func(format string, a ...any) { fmt.Fprintf(stderr, "govbench: "+format+"\n", a...) }
 	reports, err := Run(ctx, opts, only)
 	if err != nil && len(reports) == 0 {

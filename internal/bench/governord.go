@@ -119,3 +119,22 @@ func randomHex(n int) string {
 	_, _ = rand.Read(b) // crypto/rand.Read never fails
 	return hex.EncodeToString(b)
 }
+
+// StartRateGovernord starts governord inside this process with the
+// Gubernator-compatible API on, kept under a tenant of its own, on the
+// record at databaseURL ("" for memory only), and returns it as a peer of
+// the comparison named name, and how to stop it.
+func StartRateGovernord(ctx context.Context, name, databaseURL string) (Peer, func(context.Context) error, error) {
+	key := randomHex(16)
+	yaml := configYAML(randomHex(16), "127.0.0.1:0", "off", settings{databaseURL: databaseURL}) +
+		fmt.Sprintf("tenants:\n  - {name: bench, api_key: %q}\ngubernator: {enabled: true, tenant: bench}\n", key)
+	cfg, err := config.Parse([]byte(yaml), "govbench", func(string) (string, bool) { return "", false })
+	if err != nil {
+		return Peer{}, nil, fmt.Errorf("the benchmark's governord configuration: %w", err)
+	}
+	d, err := daemon.Start(ctx, cfg, daemon.Options{Logger: slog.New(slog.DiscardHandler)})
+	if err != nil {
+		return Peer{}, nil, fmt.Errorf("start governord: %w", err)
+	}
+	return Peer{Name: name, GRPCAddr: d.Addr().String(), HTTPURL: d.URL(), Key: key}, d.Stop, nil
+}

@@ -98,6 +98,10 @@ func TestFlagsWithMistakes(t *testing.T) {
 		{[]string{"-addr", "127.0.0.1:7600", "-admin-key", ""}, "needs its admin key"},
 		{[]string{"-addr", "nowhere"}, "is not host:port"},
 		{[]string{"extra"}, "unexpected argument \"extra\""},
+		{[]string{"-compare-http", "http://127.0.0.1:1050"}, "-compare-http needs -compare"},
+		{[]string{"-compare", "127.0.0.1:1051", "-addr", "127.0.0.1:7600"}, "leave -addr out"},
+		{[]string{"-compare", "127.0.0.1:1051", "-compare-callers", "16,0"}, "each entry must be a positive whole number"},
+		{[]string{"-compare", "127.0.0.1:1051", "-compare-http", "127.0.0.1:1050"}, "must be a URL starting with http://"},
 	} {
 		t.Run(strings.Join(tc.args, " "), func(t *testing.T) {
 			t.Setenv("GOVERNOR_ADMIN_KEY", "")

@@ -1,6 +1,10 @@
 package config
 
-import "time"
+import (
+	"time"
+
+	"governor.dev/governor/internal/engine"
+)
 
 // Default addresses of governord's two listeners.
 const (
@@ -144,7 +148,8 @@ type Sessions struct {
 
 // Retention says how long ended things are kept in memory and the record.
 type Retention struct {
-	// Nodes is how long an ended node stays describable.
+	// Nodes is how long an ended node stays describable; by default the
+	// engine's node_retention, 10 minutes (SPEC §2).
 	Nodes time.Duration `yaml:"nodes"`
 	// Tombstones is how long an ended lease is remembered, so that a late
 	// release or validate learns how it ended.
@@ -180,8 +185,8 @@ func base() *Config {
 		},
 		ReapInterval: time.Second,
 		Retention: Retention{
-			Nodes:      time.Hour,
-			Tombstones: time.Minute,
+			Nodes:      engine.DefaultSettings().NodeRetention,
+			Tombstones: engine.DefaultSettings().TombstoneTTL,
 		},
 		SnapshotEvery:   10000,
 		MaxScheduleWait: DefaultMaxScheduleWait,

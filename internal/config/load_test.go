@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"governor.dev/governor/internal/engine"
 )
 
 // env returns a getenv over a fixed set of variables.
@@ -69,6 +71,23 @@ func TestEmptyFileGivesDefaults(t *testing.T) {
 			c.Sessions != want.Sessions || c.Commit != want.Commit || c.Log != want.Log {
 			t.Errorf("%q: got %+v, want the defaults %+v", data, c, want)
 		}
+	}
+}
+
+// TestDefaultRetentionIsSPECs checks that a file without a retention
+// section keeps ended nodes 10 minutes and ended leases a minute, as SPEC §2
+// and the engine say.
+func TestDefaultRetentionIsSPECs(t *testing.T) {
+	c, err := Parse(nil, "g.yaml", env(nil))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := Retention{Nodes: 10 * time.Minute, Tombstones: time.Minute}
+	if c.Retention != want {
+		t.Fatalf("retention %+v, want %+v", c.Retention, want)
+	}
+	if e := engine.DefaultSettings(); e.NodeRetention != want.Nodes || e.TombstoneTTL != want.Tombstones {
+		t.Fatalf("the engine's defaults %+v differ from SPEC's", e)
 	}
 }
 

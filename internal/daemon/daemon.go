@@ -13,6 +13,8 @@ import (
 	"sync"
 	"time"
 
+	"google.golang.org/grpc"
+
 	"governor.dev/governor/internal/adaptive"
 	"governor.dev/governor/internal/config"
 	"governor.dev/governor/internal/durable"
@@ -67,6 +69,7 @@ type Daemon struct {
 	reaper  *reaper
 
 	apiHTTP     *http.Server
+	grpcAPI     *grpc.Server // grpc-go's share of the API port; nil unless it has one
 	apiAddr     net.Addr
 	tls         bool
 	metricsHTTP *http.Server // nil when metrics are off
@@ -96,7 +99,7 @@ func Start(ctx context.Context, cfg *config.Config, opts Options) (*Daemon, erro
 	}
 	d := &Daemon{
 		cfg: cfg, log: opts.Logger, grace: opts.ShutdownGrace, bodyTimeout: opts.BodyTimeout,
-		serveErr: make(chan error, 2), stopping: make(chan struct{}), done: make(chan struct{}),
+		serveErr: make(chan error, 3), stopping: make(chan struct{}), done: make(chan struct{}),
 	}
 	if d.log == nil {
 		out := opts.LogOutput

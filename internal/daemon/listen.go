@@ -1,11 +1,17 @@
 package daemon
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"net"
 	"net/http"
 	"time"
+
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/keepalive"
+
+	"governor.dev/governor/internal/gubernator"
 )
 
 // Timeouts of both listeners. Calls may stream or wait for a lease for a
@@ -82,6 +88,9 @@ func (d *Daemon) serve(l *listeners, certs *certificate) error {
 		ErrorLog:          httpErrorLog(d.log, "api"),
 	}
 	serve := func() error { return d.apiHTTP.Serve(l.api) }
+	if certs == nil && d.guber != nil {
+		serve = d.serveGRPC(l.api)
+	}
 	if certs != nil {
 		d.apiHTTP.TLSConfig = certs.tlsConfig()
 		serve = func() error { return d.apiHTTP.ServeTLS(l.api, "", "") }
@@ -112,4 +121,39 @@ func (d *Daemon) goServe(name string, serve func() error) {
 			d.serveErr <- fmt.Errorf("%s listener: %w", name, err)
 		}
 	}()
+}
+
+// serveGRPC shares ln between net/http and grpc-go: connections whose
+// first call is gRPC to Gubernator's service are served by grpc-go's own
+// transport, every other connection by net/http as before. It starts
+// grpc-go and returns how to serve net/http.
+func (d *Daemon) serveGRPC(ln net.Listener) func() error {
+	r := newRouter(ln, readHeaderTimeout, gubernator.GRPCPrefix)
+	d.grpcAPI = d.guber.GRPCServer(grpc.KeepaliveParams(keepalive.ServerParameters{MaxConnectionIdle: idleTimeout}))
+	d.goServe("api gRPC", func() error {
+		if err := d.grpcAPI.Serve(r.GRPC()); err != nil {
+			return err
+		}
+		return http.ErrServerClosed // Serve returns nil after Stop
+	})
+	return func() error { return d.apiHTTP.Serve(r.HTTP()) }
+}
+
+// stopGRPC stops grpc-go's server, if any, letting its calls in flight
+// finish until ctx ends and cutting off those still running then.
+func (d *Daemon) stopGRPC(ctx context.Context) {
+	if d.grpcAPI == nil {
+		return
+	}
+	done := make(chan struct{})
+	go func() {
+		d.grpcAPI.GracefulStop()
+		close(done)
+	}()
+	select {
+	case <-done:
+	case <-ctx.Done():
+		d.grpcAPI.Stop()
+		<-done
+	}
 }

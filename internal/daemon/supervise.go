@@ -37,6 +37,7 @@ func (d *Daemon) shutdown(ctx context.Context) error {
 	d.closeAPIs()
 	grace, cancel := context.WithTimeout(ctx, d.grace)
 	err := d.apiHTTP.Shutdown(grace)
+	d.stopGRPC(grace)
 	cancel()
 	if err != nil {
 		d.log.Warn("calls still running after the grace period are cut off", "err", err)
@@ -67,6 +68,7 @@ func (d *Daemon) fail() error {
 	d.closeAPIs()
 	grace, cancel := context.WithTimeout(context.Background(), failedCallGrace)
 	_ = d.apiHTTP.Shutdown(grace) // closes the listener now, lets the failed calls answer
+	d.stopGRPC(grace)
 	cancel()
 	_ = d.apiHTTP.Close()
 	if d.metricsHTTP != nil {
