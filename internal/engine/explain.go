@@ -83,8 +83,9 @@ type Holder struct {
 type WaitInfo struct {
 	Waiters int // acquires of the class queued on the node itself
 	// Place is the place of the node's first waiter in its tenant's queue
-	// of the class, 1 being the next to be served; groups parked behind a
-	// full limit are not counted ahead of it. 0 while it is parked itself.
+	// of the class, 1 being the next to be served: among the acquires that
+	// may fit, or, while Parked, among those parked behind the same full
+	// limit.
 	Place int
 	// ParkedAt is the node inside the tenant whose full limit blocks the
 	// waiters, when it is in the caller's scope; 0 otherwise.

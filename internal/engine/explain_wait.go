@@ -112,27 +112,28 @@ func (e *Engine) waitInfo(n, scope *node, c string) *WaitInfo {
 	if tq.tenant.within(scope) {
 		w.Tenant = tq.tenant.id
 	}
-	if g.parkedAt != nil {
+	h := &tq.ready
+	if at := g.parkedAt; at != nil {
 		w.Parked = true
-		if g.parkedAt.within(scope) {
-			w.ParkedAt = g.parkedAt.id
+		if at.within(scope) {
+			w.ParkedAt = at.id
 		}
-	} else {
-		w.Place = 1 + waitersAhead(tq, g)
+		h = &at.cls[c].parked
 	}
+	w.Place = 1 + waitersAhead(*h, g)
 	w.Rotation = rotationPlace(tq)
 	return w
 }
 
-// waitersAhead counts the waiters of groups on the tenant's ready heap that
-// are served before g, looking at no more than maxExplainScan groups.
-func waitersAhead(tq *tenantQueue, g *group) int {
+// waitersAhead counts the waiters of groups on g's heap that are served
+// before g, looking at no more than maxExplainScan groups.
+func waitersAhead(h groupHeap, g *group) int {
 	ahead := 0
-	for i, o := range tq.ready {
+	for i, o := range h {
 		if i == maxExplainScan {
 			break
 		}
-		if o != g && tq.ready.Less(o.idx, g.idx) {
+		if o != g && h.Less(o.idx, g.idx) {
 			ahead += o.n
 		}
 	}

@@ -4345,8 +4345,9 @@ type WaitPlace struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// Acquires of the class queued on the node itself.
 	Waiters int64 `protobuf:"varint,1,opt,name=waiters,proto3" json:"waiters,omitempty"`
-	// The first one's place in its tenant's queue, 1 being next; 0 while it
-	// is parked behind a full limit.
+	// The first one's place in its tenant's queue, 1 being next: among the
+	// acquires that may fit, or, while parked, among those parked behind the
+	// same full limit.
 	Place int64 `protobuf:"varint,2,opt,name=place,proto3" json:"place,omitempty"`
 	// It is parked behind a full limit inside its tenant.
 	Parked bool `protobuf:"varint,3,opt,name=parked,proto3" json:"parked,omitempty"`
