@@ -21,6 +21,7 @@ const (
 	browsing   mode = iota
 	editing         // a caps or defaults form is open
 	confirming      // waiting for y or n before a cancel
+	explaining      // the selected node's explanation is shown
 )
 
 // frame is one level of the path from the starting node.
@@ -56,6 +57,9 @@ type Model struct {
 	form      *form
 	editsCaps bool // the form edits caps (true) or defaults (false)
 	width     int
+
+	explainOf    uint64   // the node the explanation is of
+	explainLines []string // its lines, once governord answered
 }
 
 var _ tea.Model = Model{}
@@ -95,6 +99,8 @@ func (m Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		m.onLoaded(msg)
 	case saved:
 		return m, m.onSaved(msg)
+	case explained:
+		m.onExplained(msg)
 	case beat:
 		if msg.err != nil {
 			m.err = msg.err
@@ -151,6 +157,11 @@ func (m Model) onKey(k tea.KeyMsg) (tea.Model, tea.Cmd) {
 		return m.onFormKey(k)
 	case confirming:
 		return m.onConfirmKey(k)
+	case explaining:
+		if k.String() == "esc" || k.String() == "backspace" || k.String() == "x" {
+			m.mode, m.explainLines, m.err = browsing, nil, nil
+		}
+		return m, nil
 	}
 	switch k.String() {
 	case "q":
@@ -184,6 +195,11 @@ func (m Model) onKey(k tea.KeyMsg) (tea.Model, tea.Cmd) {
 	case "d":
 		if m.node != nil {
 			m.mode, m.form, m.editsCaps, m.status = editing, defaultsForm(m.node), false, ""
+		}
+	case "x":
+		if c := m.selected(); c != nil {
+			m.mode, m.explainOf, m.explainLines, m.err, m.status = explaining, c.GetId(), nil, nil, ""
+			return m, explain(m.api, c)
 		}
 	case "c":
 		switch c := m.selected(); {

@@ -106,7 +106,7 @@ func defaultsText(d *governorv1.Defaults) string {
 	return strings.Join(parts, "; ")
 }
 
-const help = "↑↓ move  enter open  esc back  e edit caps  d defaults  c cancel  r refresh  q quit"
+const help = "↑↓ move  enter open  esc back  e edit caps  d defaults  x explain  c cancel  r refresh  q quit"
 
 // View draws the screen.
 func (m Model) View() string {
@@ -126,6 +126,8 @@ func (m Model) View() string {
 	switch m.mode {
 	case editing:
 		m.viewForm(&b)
+	case explaining:
+		m.viewExplain(&b)
 	default:
 		m.viewChildren(&b)
 	}
