@@ -2184,8 +2184,13 @@ type WatchNodeRequest struct {
 	// the record is written, so after governord restarts the nodes created
 	// before the restart are not included; watch those by node_id.
 	CreatedBySession bool `protobuf:"varint,3,opt,name=created_by_session,json=createdBySession,proto3" json:"created_by_session,omitempty"`
-	unknownFields    protoimpl.UnknownFields
-	sizeCache        protoimpl.SizeCache
+	// Also send the watched node's use against its caps (and, with subtree,
+	// each descendant's) whenever it changes: a message with usage set. The
+	// changes of 100 ms are sent together, once they are on record, one
+	// message per node that changed. Not with created_by_session.
+	Usage         bool `protobuf:"varint,4,opt,name=usage,proto3" json:"usage,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
 }
 
 func (x *WatchNodeRequest) Reset() {
@@ -2239,6 +2244,13 @@ func (x *WatchNodeRequest) GetCreatedBySession() bool {
 	return false
 }
 
+func (x *WatchNodeRequest) GetUsage() bool {
+	if x != nil {
+		return x.Usage
+	}
+	return false
+}
+
 // WatchNodeResponse is one state change: a node was created or ended. The
 // stream starts with the watched node's current state and ends after the
 // watched node ends. Only changes on record are sent. A watcher that falls
@@ -2256,8 +2268,12 @@ type WatchNodeResponse struct {
 	State NodeState `protobuf:"varint,4,opt,name=state,proto3,enum=governor.v1.NodeState" json:"state,omitempty"`
 	// Why it ended, for a final state.
 	EndedReason string `protobuf:"bytes,5,opt,name=ended_reason,json=endedReason,proto3" json:"ended_reason,omitempty"`
-	// When the change happened, by the server's clock.
-	ChangedAt     *timestamppb.Timestamp `protobuf:"bytes,6,opt,name=changed_at,json=changedAt,proto3" json:"changed_at,omitempty"`
+	// When the change happened, by the server's clock; unset on a usage
+	// message.
+	ChangedAt *timestamppb.Timestamp `protobuf:"bytes,6,opt,name=changed_at,json=changedAt,proto3" json:"changed_at,omitempty"`
+	// For a watch with usage: the node as it is now, with its use against its
+	// caps. A message with usage set reports use, not a change of state.
+	Usage         *NodeInfo `protobuf:"bytes,7,opt,name=usage,proto3" json:"usage,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -2330,6 +2346,13 @@ func (x *WatchNodeResponse) GetEndedReason() string {
 func (x *WatchNodeResponse) GetChangedAt() *timestamppb.Timestamp {
 	if x != nil {
 		return x.ChangedAt
+	}
+	return nil
+}
+
+func (x *WatchNodeResponse) GetUsage() *NodeInfo {
+	if x != nil {
+		return x.Usage
 	}
 	return nil
 }
@@ -4761,11 +4784,12 @@ const file_governor_v1_governor_proto_rawDesc = "" +
 	"\x10include_children\x18\x02 \x01(\bR\x0fincludeChildren\"o\n" +
 	"\x0fGetNodeResponse\x12)\n" +
 	"\x04node\x18\x01 \x01(\v2\x15.governor.v1.NodeInfoR\x04node\x121\n" +
-	"\bchildren\x18\x02 \x03(\v2\x15.governor.v1.NodeInfoR\bchildren\"s\n" +
+	"\bchildren\x18\x02 \x03(\v2\x15.governor.v1.NodeInfoR\bchildren\"\x89\x01\n" +
 	"\x10WatchNodeRequest\x12\x17\n" +
 	"\anode_id\x18\x01 \x01(\x04R\x06nodeId\x12\x18\n" +
 	"\asubtree\x18\x02 \x01(\bR\asubtree\x12,\n" +
-	"\x12created_by_session\x18\x03 \x01(\bR\x10createdBySession\"\xe9\x01\n" +
+	"\x12created_by_session\x18\x03 \x01(\bR\x10createdBySession\x12\x14\n" +
+	"\x05usage\x18\x04 \x01(\bR\x05usage\"\x96\x02\n" +
 	"\x11WatchNodeResponse\x12\x17\n" +
 	"\anode_id\x18\x01 \x01(\x04R\x06nodeId\x12\x1b\n" +
 	"\tparent_id\x18\x02 \x01(\x04R\bparentId\x12\x12\n" +
@@ -4773,7 +4797,8 @@ const file_governor_v1_governor_proto_rawDesc = "" +
 	"\x05state\x18\x04 \x01(\x0e2\x16.governor.v1.NodeStateR\x05state\x12!\n" +
 	"\fended_reason\x18\x05 \x01(\tR\vendedReason\x129\n" +
 	"\n" +
-	"changed_at\x18\x06 \x01(\v2\x1a.google.protobuf.TimestampR\tchangedAt\"c\n" +
+	"changed_at\x18\x06 \x01(\v2\x1a.google.protobuf.TimestampR\tchangedAt\x12+\n" +
+	"\x05usage\x18\a \x01(\v2\x15.governor.v1.NodeInfoR\x05usage\"c\n" +
 	"\x11CancelNodeRequest\x12\x17\n" +
 	"\anode_id\x18\x01 \x01(\x04R\x06nodeId\x12\x16\n" +
 	"\x06reason\x18\x02 \x01(\tR\x06reason\x12\x1d\n" +
@@ -5163,93 +5188,94 @@ var file_governor_v1_governor_proto_depIdxs = []int32{
 	16,  // 37: governor.v1.GetNodeResponse.children:type_name -> governor.v1.NodeInfo
 	3,   // 38: governor.v1.WatchNodeResponse.state:type_name -> governor.v1.NodeState
 	78,  // 39: governor.v1.WatchNodeResponse.changed_at:type_name -> google.protobuf.Timestamp
-	16,  // 40: governor.v1.CancelNodeResponse.node:type_name -> governor.v1.NodeInfo
-	16,  // 41: governor.v1.CloseNodeResponse.node:type_name -> governor.v1.NodeInfo
-	79,  // 42: governor.v1.ConsumeRequest.max_wait:type_name -> google.protobuf.Duration
-	78,  // 43: governor.v1.ConsumeResponse.reset_time:type_name -> google.protobuf.Timestamp
-	2,   // 44: governor.v1.ConsumeResponse.status:type_name -> governor.v1.ConsumeStatus
-	79,  // 45: governor.v1.ConsumeResponse.retry_after:type_name -> google.protobuf.Duration
-	79,  // 46: governor.v1.AcquireRequest.max_hold:type_name -> google.protobuf.Duration
-	19,  // 47: governor.v1.AcquireResponse.lease:type_name -> governor.v1.Lease
-	79,  // 48: governor.v1.ReleaseRequest.latency:type_name -> google.protobuf.Duration
-	4,   // 49: governor.v1.ReleaseResponse.outcome:type_name -> governor.v1.ReleaseOutcome
-	19,  // 50: governor.v1.ValidateResponse.lease:type_name -> governor.v1.Lease
-	5,   // 51: governor.v1.ValidateResponse.state:type_name -> governor.v1.LeaseState
-	16,  // 52: governor.v1.SetQuotaResponse.node:type_name -> governor.v1.NodeInfo
-	16,  // 53: governor.v1.SetLimitResponse.node:type_name -> governor.v1.NodeInfo
-	13,  // 54: governor.v1.SetDefaultsRequest.defaults:type_name -> governor.v1.Defaults
-	16,  // 55: governor.v1.SetDefaultsResponse.node:type_name -> governor.v1.NodeInfo
-	10,  // 56: governor.v1.SetRateRequest.rate:type_name -> governor.v1.Rate
-	16,  // 57: governor.v1.SetRateResponse.node:type_name -> governor.v1.NodeInfo
-	16,  // 58: governor.v1.ResetRateResponse.node:type_name -> governor.v1.NodeInfo
-	18,  // 59: governor.v1.Denial.largest_consumer:type_name -> governor.v1.Consumer
-	10,  // 60: governor.v1.Denial.rate:type_name -> governor.v1.Rate
-	79,  // 61: governor.v1.Denial.retry_after:type_name -> google.protobuf.Duration
-	78,  // 62: governor.v1.Denial.reset_time:type_name -> google.protobuf.Timestamp
-	6,   // 63: governor.v1.LeaseEnded.outcome:type_name -> governor.v1.LeaseEndedOutcome
-	78,  // 64: governor.v1.ExplainResponse.now:type_name -> google.protobuf.Timestamp
-	61,  // 65: governor.v1.ExplainResponse.caps:type_name -> governor.v1.BindingCap
-	63,  // 66: governor.v1.ExplainResponse.waiting:type_name -> governor.v1.WaitPlace
-	64,  // 67: governor.v1.ExplainResponse.estimate:type_name -> governor.v1.RunEstimate
-	7,   // 68: governor.v1.BindingCap.kind:type_name -> governor.v1.CapKind
-	78,  // 69: governor.v1.BindingCap.refill:type_name -> google.protobuf.Timestamp
-	62,  // 70: governor.v1.BindingCap.holders:type_name -> governor.v1.SlotHolder
-	78,  // 71: governor.v1.SlotHolder.granted:type_name -> google.protobuf.Timestamp
-	78,  // 72: governor.v1.SlotHolder.ends_by:type_name -> google.protobuf.Timestamp
-	8,   // 73: governor.v1.SlotHolder.basis:type_name -> governor.v1.EstimateBasis
-	78,  // 74: governor.v1.RunEstimate.at:type_name -> google.protobuf.Timestamp
-	65,  // 75: governor.v1.RunEstimate.basis:type_name -> governor.v1.EstimateBound
-	8,   // 76: governor.v1.EstimateBound.kind:type_name -> governor.v1.EstimateBasis
-	78,  // 77: governor.v1.EstimateBound.at:type_name -> google.protobuf.Timestamp
-	10,  // 78: governor.v1.NodeSpec.RatesEntry.value:type_name -> governor.v1.Rate
-	10,  // 79: governor.v1.ChildDefaults.RatesEntry.value:type_name -> governor.v1.Rate
-	10,  // 80: governor.v1.Defaults.RatesEntry.value:type_name -> governor.v1.Rate
-	14,  // 81: governor.v1.NodeInfo.ResourcesEntry.value:type_name -> governor.v1.ResourceUsage
-	15,  // 82: governor.v1.NodeInfo.ClassesEntry.value:type_name -> governor.v1.ClassUsage
-	11,  // 83: governor.v1.NodeInfo.RatesEntry.value:type_name -> governor.v1.RateUsage
-	20,  // 84: governor.v1.GovernorService.OpenSession:input_type -> governor.v1.OpenSessionRequest
-	22,  // 85: governor.v1.GovernorService.Heartbeat:input_type -> governor.v1.HeartbeatRequest
-	24,  // 86: governor.v1.GovernorService.CloseSession:input_type -> governor.v1.CloseSessionRequest
-	26,  // 87: governor.v1.GovernorService.CreateNode:input_type -> governor.v1.CreateNodeRequest
-	28,  // 88: governor.v1.GovernorService.EnsureNode:input_type -> governor.v1.EnsureNodeRequest
-	30,  // 89: governor.v1.GovernorService.GetNode:input_type -> governor.v1.GetNodeRequest
-	32,  // 90: governor.v1.GovernorService.WatchNode:input_type -> governor.v1.WatchNodeRequest
-	34,  // 91: governor.v1.GovernorService.CancelNode:input_type -> governor.v1.CancelNodeRequest
-	36,  // 92: governor.v1.GovernorService.CloseNode:input_type -> governor.v1.CloseNodeRequest
-	38,  // 93: governor.v1.GovernorService.Consume:input_type -> governor.v1.ConsumeRequest
-	40,  // 94: governor.v1.GovernorService.Acquire:input_type -> governor.v1.AcquireRequest
-	42,  // 95: governor.v1.GovernorService.Release:input_type -> governor.v1.ReleaseRequest
-	44,  // 96: governor.v1.GovernorService.Validate:input_type -> governor.v1.ValidateRequest
-	46,  // 97: governor.v1.GovernorService.SetQuota:input_type -> governor.v1.SetQuotaRequest
-	48,  // 98: governor.v1.GovernorService.SetLimit:input_type -> governor.v1.SetLimitRequest
-	50,  // 99: governor.v1.GovernorService.SetDefaults:input_type -> governor.v1.SetDefaultsRequest
-	52,  // 100: governor.v1.GovernorService.SetRate:input_type -> governor.v1.SetRateRequest
-	54,  // 101: governor.v1.GovernorService.ResetRate:input_type -> governor.v1.ResetRateRequest
-	59,  // 102: governor.v1.GovernorService.Explain:input_type -> governor.v1.ExplainRequest
-	21,  // 103: governor.v1.GovernorService.OpenSession:output_type -> governor.v1.OpenSessionResponse
-	23,  // 104: governor.v1.GovernorService.Heartbeat:output_type -> governor.v1.HeartbeatResponse
-	25,  // 105: governor.v1.GovernorService.CloseSession:output_type -> governor.v1.CloseSessionResponse
-	27,  // 106: governor.v1.GovernorService.CreateNode:output_type -> governor.v1.CreateNodeResponse
-	29,  // 107: governor.v1.GovernorService.EnsureNode:output_type -> governor.v1.EnsureNodeResponse
-	31,  // 108: governor.v1.GovernorService.GetNode:output_type -> governor.v1.GetNodeResponse
-	33,  // 109: governor.v1.GovernorService.WatchNode:output_type -> governor.v1.WatchNodeResponse
-	35,  // 110: governor.v1.GovernorService.CancelNode:output_type -> governor.v1.CancelNodeResponse
-	37,  // 111: governor.v1.GovernorService.CloseNode:output_type -> governor.v1.CloseNodeResponse
-	39,  // 112: governor.v1.GovernorService.Consume:output_type -> governor.v1.ConsumeResponse
-	41,  // 113: governor.v1.GovernorService.Acquire:output_type -> governor.v1.AcquireResponse
-	43,  // 114: governor.v1.GovernorService.Release:output_type -> governor.v1.ReleaseResponse
-	45,  // 115: governor.v1.GovernorService.Validate:output_type -> governor.v1.ValidateResponse
-	47,  // 116: governor.v1.GovernorService.SetQuota:output_type -> governor.v1.SetQuotaResponse
-	49,  // 117: governor.v1.GovernorService.SetLimit:output_type -> governor.v1.SetLimitResponse
-	51,  // 118: governor.v1.GovernorService.SetDefaults:output_type -> governor.v1.SetDefaultsResponse
-	53,  // 119: governor.v1.GovernorService.SetRate:output_type -> governor.v1.SetRateResponse
-	55,  // 120: governor.v1.GovernorService.ResetRate:output_type -> governor.v1.ResetRateResponse
-	60,  // 121: governor.v1.GovernorService.Explain:output_type -> governor.v1.ExplainResponse
-	103, // [103:122] is the sub-list for method output_type
-	84,  // [84:103] is the sub-list for method input_type
-	84,  // [84:84] is the sub-list for extension type_name
-	84,  // [84:84] is the sub-list for extension extendee
-	0,   // [0:84] is the sub-list for field type_name
+	16,  // 40: governor.v1.WatchNodeResponse.usage:type_name -> governor.v1.NodeInfo
+	16,  // 41: governor.v1.CancelNodeResponse.node:type_name -> governor.v1.NodeInfo
+	16,  // 42: governor.v1.CloseNodeResponse.node:type_name -> governor.v1.NodeInfo
+	79,  // 43: governor.v1.ConsumeRequest.max_wait:type_name -> google.protobuf.Duration
+	78,  // 44: governor.v1.ConsumeResponse.reset_time:type_name -> google.protobuf.Timestamp
+	2,   // 45: governor.v1.ConsumeResponse.status:type_name -> governor.v1.ConsumeStatus
+	79,  // 46: governor.v1.ConsumeResponse.retry_after:type_name -> google.protobuf.Duration
+	79,  // 47: governor.v1.AcquireRequest.max_hold:type_name -> google.protobuf.Duration
+	19,  // 48: governor.v1.AcquireResponse.lease:type_name -> governor.v1.Lease
+	79,  // 49: governor.v1.ReleaseRequest.latency:type_name -> google.protobuf.Duration
+	4,   // 50: governor.v1.ReleaseResponse.outcome:type_name -> governor.v1.ReleaseOutcome
+	19,  // 51: governor.v1.ValidateResponse.lease:type_name -> governor.v1.Lease
+	5,   // 52: governor.v1.ValidateResponse.state:type_name -> governor.v1.LeaseState
+	16,  // 53: governor.v1.SetQuotaResponse.node:type_name -> governor.v1.NodeInfo
+	16,  // 54: governor.v1.SetLimitResponse.node:type_name -> governor.v1.NodeInfo
+	13,  // 55: governor.v1.SetDefaultsRequest.defaults:type_name -> governor.v1.Defaults
+	16,  // 56: governor.v1.SetDefaultsResponse.node:type_name -> governor.v1.NodeInfo
+	10,  // 57: governor.v1.SetRateRequest.rate:type_name -> governor.v1.Rate
+	16,  // 58: governor.v1.SetRateResponse.node:type_name -> governor.v1.NodeInfo
+	16,  // 59: governor.v1.ResetRateResponse.node:type_name -> governor.v1.NodeInfo
+	18,  // 60: governor.v1.Denial.largest_consumer:type_name -> governor.v1.Consumer
+	10,  // 61: governor.v1.Denial.rate:type_name -> governor.v1.Rate
+	79,  // 62: governor.v1.Denial.retry_after:type_name -> google.protobuf.Duration
+	78,  // 63: governor.v1.Denial.reset_time:type_name -> google.protobuf.Timestamp
+	6,   // 64: governor.v1.LeaseEnded.outcome:type_name -> governor.v1.LeaseEndedOutcome
+	78,  // 65: governor.v1.ExplainResponse.now:type_name -> google.protobuf.Timestamp
+	61,  // 66: governor.v1.ExplainResponse.caps:type_name -> governor.v1.BindingCap
+	63,  // 67: governor.v1.ExplainResponse.waiting:type_name -> governor.v1.WaitPlace
+	64,  // 68: governor.v1.ExplainResponse.estimate:type_name -> governor.v1.RunEstimate
+	7,   // 69: governor.v1.BindingCap.kind:type_name -> governor.v1.CapKind
+	78,  // 70: governor.v1.BindingCap.refill:type_name -> google.protobuf.Timestamp
+	62,  // 71: governor.v1.BindingCap.holders:type_name -> governor.v1.SlotHolder
+	78,  // 72: governor.v1.SlotHolder.granted:type_name -> google.protobuf.Timestamp
+	78,  // 73: governor.v1.SlotHolder.ends_by:type_name -> google.protobuf.Timestamp
+	8,   // 74: governor.v1.SlotHolder.basis:type_name -> governor.v1.EstimateBasis
+	78,  // 75: governor.v1.RunEstimate.at:type_name -> google.protobuf.Timestamp
+	65,  // 76: governor.v1.RunEstimate.basis:type_name -> governor.v1.EstimateBound
+	8,   // 77: governor.v1.EstimateBound.kind:type_name -> governor.v1.EstimateBasis
+	78,  // 78: governor.v1.EstimateBound.at:type_name -> google.protobuf.Timestamp
+	10,  // 79: governor.v1.NodeSpec.RatesEntry.value:type_name -> governor.v1.Rate
+	10,  // 80: governor.v1.ChildDefaults.RatesEntry.value:type_name -> governor.v1.Rate
+	10,  // 81: governor.v1.Defaults.RatesEntry.value:type_name -> governor.v1.Rate
+	14,  // 82: governor.v1.NodeInfo.ResourcesEntry.value:type_name -> governor.v1.ResourceUsage
+	15,  // 83: governor.v1.NodeInfo.ClassesEntry.value:type_name -> governor.v1.ClassUsage
+	11,  // 84: governor.v1.NodeInfo.RatesEntry.value:type_name -> governor.v1.RateUsage
+	20,  // 85: governor.v1.GovernorService.OpenSession:input_type -> governor.v1.OpenSessionRequest
+	22,  // 86: governor.v1.GovernorService.Heartbeat:input_type -> governor.v1.HeartbeatRequest
+	24,  // 87: governor.v1.GovernorService.CloseSession:input_type -> governor.v1.CloseSessionRequest
+	26,  // 88: governor.v1.GovernorService.CreateNode:input_type -> governor.v1.CreateNodeRequest
+	28,  // 89: governor.v1.GovernorService.EnsureNode:input_type -> governor.v1.EnsureNodeRequest
+	30,  // 90: governor.v1.GovernorService.GetNode:input_type -> governor.v1.GetNodeRequest
+	32,  // 91: governor.v1.GovernorService.WatchNode:input_type -> governor.v1.WatchNodeRequest
+	34,  // 92: governor.v1.GovernorService.CancelNode:input_type -> governor.v1.CancelNodeRequest
+	36,  // 93: governor.v1.GovernorService.CloseNode:input_type -> governor.v1.CloseNodeRequest
+	38,  // 94: governor.v1.GovernorService.Consume:input_type -> governor.v1.ConsumeRequest
+	40,  // 95: governor.v1.GovernorService.Acquire:input_type -> governor.v1.AcquireRequest
+	42,  // 96: governor.v1.GovernorService.Release:input_type -> governor.v1.ReleaseRequest
+	44,  // 97: governor.v1.GovernorService.Validate:input_type -> governor.v1.ValidateRequest
+	46,  // 98: governor.v1.GovernorService.SetQuota:input_type -> governor.v1.SetQuotaRequest
+	48,  // 99: governor.v1.GovernorService.SetLimit:input_type -> governor.v1.SetLimitRequest
+	50,  // 100: governor.v1.GovernorService.SetDefaults:input_type -> governor.v1.SetDefaultsRequest
+	52,  // 101: governor.v1.GovernorService.SetRate:input_type -> governor.v1.SetRateRequest
+	54,  // 102: governor.v1.GovernorService.ResetRate:input_type -> governor.v1.ResetRateRequest
+	59,  // 103: governor.v1.GovernorService.Explain:input_type -> governor.v1.ExplainRequest
+	21,  // 104: governor.v1.GovernorService.OpenSession:output_type -> governor.v1.OpenSessionResponse
+	23,  // 105: governor.v1.GovernorService.Heartbeat:output_type -> governor.v1.HeartbeatResponse
+	25,  // 106: governor.v1.GovernorService.CloseSession:output_type -> governor.v1.CloseSessionResponse
+	27,  // 107: governor.v1.GovernorService.CreateNode:output_type -> governor.v1.CreateNodeResponse
+	29,  // 108: governor.v1.GovernorService.EnsureNode:output_type -> governor.v1.EnsureNodeResponse
+	31,  // 109: governor.v1.GovernorService.GetNode:output_type -> governor.v1.GetNodeResponse
+	33,  // 110: governor.v1.GovernorService.WatchNode:output_type -> governor.v1.WatchNodeResponse
+	35,  // 111: governor.v1.GovernorService.CancelNode:output_type -> governor.v1.CancelNodeResponse
+	37,  // 112: governor.v1.GovernorService.CloseNode:output_type -> governor.v1.CloseNodeResponse
+	39,  // 113: governor.v1.GovernorService.Consume:output_type -> governor.v1.ConsumeResponse
+	41,  // 114: governor.v1.GovernorService.Acquire:output_type -> governor.v1.AcquireResponse
+	43,  // 115: governor.v1.GovernorService.Release:output_type -> governor.v1.ReleaseResponse
+	45,  // 116: governor.v1.GovernorService.Validate:output_type -> governor.v1.ValidateResponse
+	47,  // 117: governor.v1.GovernorService.SetQuota:output_type -> governor.v1.SetQuotaResponse
+	49,  // 118: governor.v1.GovernorService.SetLimit:output_type -> governor.v1.SetLimitResponse
+	51,  // 119: governor.v1.GovernorService.SetDefaults:output_type -> governor.v1.SetDefaultsResponse
+	53,  // 120: governor.v1.GovernorService.SetRate:output_type -> governor.v1.SetRateResponse
+	55,  // 121: governor.v1.GovernorService.ResetRate:output_type -> governor.v1.ResetRateResponse
+	60,  // 122: governor.v1.GovernorService.Explain:output_type -> governor.v1.ExplainResponse
+	104, // [104:123] is the sub-list for method output_type
+	85,  // [85:104] is the sub-list for method input_type
+	85,  // [85:85] is the sub-list for extension type_name
+	85,  // [85:85] is the sub-list for extension extendee
+	0,   // [0:85] is the sub-list for field type_name
 }
 
 func init() { file_governor_v1_governor_proto_init() }
