@@ -30,6 +30,7 @@ func (d *Daemon) listen(certs *certificate) error {
 		ln.Close()
 		return err
 	}
+	handler = d.withDashboard(handler)
 	var protocols http.Protocols
 	protocols.SetHTTP1(true)
 	if certs != nil {
