@@ -100,11 +100,11 @@ export function panel(api: Api, t: Tree, id: bigint): Panel {
   };
   const ok = h("p", { id: "edit-ok", class: "ok", role: "status" });
   const bad = h("p", { id: "edit-error", class: "error", role: "alert" });
-  const run = async (what: string, f: () => Promise<unknown>) => {
+  // run makes one edit and shows what it did, or the API's answer.
+  const run = async (f: () => Promise<string>) => {
     ok.textContent = bad.textContent = "";
     try {
-      await f();
-      ok.textContent = what;
+      ok.textContent = await f();
     } catch (e) {
       bad.textContent = message(e);
     }
@@ -115,7 +115,7 @@ export function panel(api: Api, t: Tree, id: bigint): Panel {
     f.addEventListener("submit", (ev) => {
       ev.preventDefault();
       const v = Object.fromEntries(new FormData(f).entries()) as Record<string, string>;
-      void run("", async () => (ok.textContent = await submit(v))).then(() => undefined);
+      void run(() => submit(v));
     });
     return f;
   };
@@ -155,7 +155,10 @@ export function panel(api: Api, t: Tree, id: bigint): Panel {
     no.addEventListener("click", () => ((confirm.hidden = true), cancel.focus()));
     yes.addEventListener("click", () => {
       confirm.hidden = true;
-      void run(`${node()?.name ?? id} cancelled`, () => api.cancelNode({ nodeId: id, reason: "cancelled in the dashboard" }));
+      void run(async () => {
+        await api.cancelNode({ nodeId: id, reason: "cancelled in the dashboard" });
+        return `${node()?.name ?? id} cancelled`;
+      });
     });
     no.focus();
   });
