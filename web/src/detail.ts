@@ -82,7 +82,7 @@ function whole(field: string, s: string): bigint | undefined {
 export interface Panel {
   el: HTMLElement;
   refresh(): void; // draw the node's use again
-  explain(name?: string): Promise<void>;
+  explain(names?: string[]): Promise<void>;
 }
 
 // panel builds the details of node id. Edits go through api; their answers
@@ -92,11 +92,24 @@ export function panel(api: Api, t: Tree, id: bigint): Panel {
   const head = h("h2", null);
   const use = h("div", null);
   const graph = h("div", null);
+  const names = h("select", { id: "explain-name", "aria-label": "resource or class to explain" });
+  // carried lists the resources and classes of the node, for the explain
+  // choice, keeping the one chosen.
+  const carried = () => {
+    const info = node()?.info;
+    const all = [...new Set([...Object.keys(info?.resources ?? {}), ...Object.keys(info?.classes ?? {})])].sort();
+    if (all.join(" ") !== [...names.options].map((o) => o.value).join(" ")) {
+      const current = names.value;
+      names.replaceChildren(...all.map((n) => h("option", { value: n, selected: n === current }, n)));
+    }
+    return all;
+  };
   const refresh = () => {
     const n = node();
     head.textContent = `${n?.name ?? ""} #${id} · ${n ? stateWord(n.state) : ""}`;
     use.replaceChildren(bars(n?.info));
     graph.replaceChildren(chart(t, id));
+    carried();
   };
   const ok = h("p", { id: "edit-ok", class: "ok", role: "status" });
   const bad = h("p", { id: "edit-error", class: "error", role: "alert" });
@@ -162,17 +175,14 @@ export function panel(api: Api, t: Tree, id: bigint): Panel {
     });
     no.focus();
   });
-  const names = h("select", { id: "explain-name", "aria-label": "resource or class to explain" });
   const out = h("ul", { id: "explain-out", "aria-live": "polite" });
   const go = h("button", { id: "explain-go", type: "button" }, "Explain");
-  const explain = async (name?: string) => {
-    const info = node()?.info;
-    const all = [...new Set([...Object.keys(info?.resources ?? {}), ...Object.keys(info?.classes ?? {})])].sort();
-    const current = name ?? names.value;
-    names.replaceChildren(...all.map((n) => h("option", { value: n, selected: n === current }, n)));
-    const asked = current || all;
+  // explain asks about the names given, or every resource and class of
+  // the node.
+  const explain = async (asked?: string[]) => {
+    const all = carried();
     out.replaceChildren();
-    for (const n of Array.isArray(asked) ? asked : [asked]) {
+    for (const n of asked ?? all) {
       try {
         out.append(...explanation(await api.explain({ nodeId: id, name: n })));
       } catch (e) {
@@ -181,7 +191,7 @@ export function panel(api: Api, t: Tree, id: bigint): Panel {
     }
     if (out.childElementCount === 0) out.append(h("li", { class: "none" }, "It carries no resource or class: nothing binds."));
   };
-  go.addEventListener("click", () => void explain());
+  go.addEventListener("click", () => void explain(names.value ? [names.value] : undefined));
   const el = h("div", { "data-node": String(id) }, head, use,
     h("h3", null, "Use, last 5 minutes"), graph,
     h("h3", null, "Why is it waiting or refused?"), h("div", null, names, " ", go), out,
