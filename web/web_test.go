@@ -17,13 +17,7 @@ import (
 // needs web/node_modules (npm ci in web/); without them it is skipped,
 // except under CI, which installs them.
 func TestBundleIsCurrent(t *testing.T) {
-	if _, err := os.Stat(filepath.Join("node_modules", ".bin", "esbuild")); err != nil {
-		msg := "web/node_modules is absent: run `npm ci` in web/ to check that the committed dashboard build is current"
-		if os.Getenv("CI") == "true" {
-			t.Fatal(msg)
-		}
-		t.Skip(msg)
-	}
+	needModules(t)
 	out := t.TempDir()
 	cmd := exec.Command("node", "build.mjs", out)
 	if b, err := cmd.CombinedOutput(); err != nil {
@@ -49,6 +43,39 @@ func TestBundleIsCurrent(t *testing.T) {
 		if err != nil || !bytes.Equal(want, have) {
 			t.Errorf("dist/%s is not what the sources build to; run `npm run build` in web/ and commit dist/", e.Name())
 		}
+	}
+}
+
+// TestGeneratedTypeScriptIsCurrent generates the TypeScript of the proto
+// with the dashboard's own template and compares it with web/src/gen.
+func TestGeneratedTypeScriptIsCurrent(t *testing.T) {
+	needModules(t)
+	out := t.TempDir()
+	cmd := exec.Command("go", "tool", "buf", "generate", "--template", "buf.gen.web.yaml", "--path", "proto/governor/v1", "-o", out)
+	cmd.Dir = ".."
+	if b, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("generate: %v\n%s", err, b)
+	}
+	const file = "src/gen/governor/v1/governor_pb.ts"
+	want, err := os.ReadFile(filepath.Join(out, "web", file))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if have, err := os.ReadFile(file); err != nil || !bytes.Equal(want, have) {
+		t.Errorf("web/%s is not what the proto generates; run `npm run gen && npm run build` in web/ and commit both", file)
+	}
+}
+
+// needModules skips a test that needs web/node_modules when they are
+// absent, and fails it under CI, which installs them.
+func needModules(t *testing.T) {
+	t.Helper()
+	if _, err := os.Stat(filepath.Join("node_modules", ".bin", "esbuild")); err != nil {
+		msg := "web/node_modules is absent: run `npm ci` in web/ to check that the committed dashboard build is current"
+		if os.Getenv("CI") == "true" {
+			t.Fatal(msg)
+		}
+		t.Skip(msg)
 	}
 }
 
