@@ -10,6 +10,8 @@ import (
 
 	"connectrpc.com/connect"
 	"github.com/chromedp/chromedp"
+	"github.com/chromedp/chromedp/kb"
+	"google.golang.org/protobuf/types/known/durationpb"
 
 	governorv1 "governor.dev/governor/internal/gen/governor/v1"
 )
@@ -77,8 +79,8 @@ func TestDashboardRefusesAWrongKey(t *testing.T) {
 	}
 }
 
-// An edit of a quota in the dashboard is what the API then enforces, and a
-// refused edit shows the API's own message.
+// An edit of a quota or a rate in the dashboard is what the API then
+// enforces, and a refused edit shows the API's own message.
 func TestDashboardQuotaEditIsEnforced(t *testing.T) {
 	s := newSite(t)
 	a := s.session(keyA)
@@ -110,6 +112,30 @@ func TestDashboardQuotaEditIsEnforced(t *testing.T) {
 		chromedp.Click(chromedp.CSS(`#edit-quota button`)),
 		within(5*time.Second, textIs("#edit-error", ce.Message())))
 	run(t, ctx, "the bar still shows the cap", within(time.Second, textIs(bar(job, "quota:tokens"), "5 / 5")))
+
+	_, apiErr = a.SetRate(ctxb, connect.NewRequest(&governorv1.SetRateRequest{NodeId: job, Resource: "calls", Rate: &governorv1.Rate{Limit: 0, Period: durationpb.New(time.Minute)}}))
+	if !errors.As(apiErr, &ce) {
+		t.Fatalf("a rate of 0 through the API: %v", apiErr)
+	}
+	run(t, ctx, "a rate of 0, then 3 a minute",
+		chromedp.SendKeys(chromedp.CSS(`#edit-rate input[name=resource]`), "calls"),
+		chromedp.SendKeys(chromedp.CSS(`#edit-rate input[name=limit]`), "0"),
+		chromedp.SendKeys(chromedp.CSS(`#edit-rate input[name=period]`), "1m"),
+		chromedp.Click(chromedp.CSS(`#edit-rate button`)),
+		within(5*time.Second, textIs("#edit-error", ce.Message())),
+		chromedp.SetValue(chromedp.CSS(`#edit-rate input[name=limit]`), "3"),
+		chromedp.Click(chromedp.CSS(`#edit-rate button`)),
+		within(5*time.Second, textIs("#edit-ok", "rate on calls saved")),
+		within(time.Second, textIs(bar(job, "rate:calls"), "3 of 3 left")))
+	for range 3 {
+		if _, err := a.Consume(ctxb, connect.NewRequest(&governorv1.ConsumeRequest{NodeId: job, Resource: "calls", Amount: 1})); err != nil {
+			t.Fatalf("consume within the rate set in the dashboard: %v", err)
+		}
+	}
+	_, err = a.Consume(ctxb, connect.NewRequest(&governorv1.ConsumeRequest{NodeId: job, Resource: "calls", Amount: 1}))
+	if connect.CodeOf(err) != connect.CodeResourceExhausted {
+		t.Fatalf("a fourth call in the minute: %v, want resource_exhausted", err)
+	}
 }
 
 // A cancel asks first; No changes nothing, Yes cancels through the API and
@@ -145,8 +171,8 @@ func TestDashboardCancelsAfterConfirming(t *testing.T) {
 	}
 }
 
-// The explain panel of a node with a waiting acquire lists every limit
-// that binds: the node's and its tenant's.
+// The explain panel of a node with a waiting acquire, reached from the
+// keyboard, lists every limit that binds: the node's and its tenant's.
 func TestDashboardExplainsAWaitingAcquire(t *testing.T) {
 	s := newSite(t)
 	a, holder, waiter := s.session(keyA), s.session(keyA), s.session(keyA)
@@ -159,10 +185,11 @@ func TestDashboardExplainsAWaitingAcquire(t *testing.T) {
 	defer cancel()
 	go waiter.Acquire(wctx, connect.NewRequest(&governorv1.AcquireRequest{NodeId: job, Class: "db"}))
 	ctx := browser(t)
-	run(t, ctx, "explain a-job", signIn(s, keyA),
+	run(t, ctx, "explain a-job from the keyboard", signIn(s, keyA),
 		chromedp.WaitVisible(chromedp.CSS(row(job))),
-		chromedp.Click(chromedp.CSS(row(job))),
-		within(5*time.Second, `document.querySelector("li[data-id] > .row.selected") !== null`),
+		chromedp.Focus(chromedp.CSS(row(tenantOf(t, a)))),
+		chromedp.KeyEvent(kb.ArrowDown),
+		within(5*time.Second, fmt.Sprintf(`document.activeElement === document.querySelector(%q)`, row(job))),
 		chromedp.KeyEvent("x"),
 		within(5*time.Second, `document.querySelectorAll("#explain-out li.wait").length === 1`))
 	caps := get(t, ctx, "read the binding caps", chromedp.Evaluate[[]string](`[...document.querySelectorAll("#explain-out > li.cap")].map(li => li.dataset.kind + "@" + li.dataset.node)`))
