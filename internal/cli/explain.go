@@ -3,8 +3,6 @@ package cli
 import (
 	"context"
 	"fmt"
-	"maps"
-	"slices"
 
 	"connectrpc.com/connect"
 	"github.com/spf13/cobra"
@@ -69,16 +67,10 @@ func namesOn(ctx context.Context, api governorv1connect.GovernorServiceClient, i
 		return nil, err
 	}
 	n := res.Msg.GetNode()
-	names := slices.Collect(maps.Keys(n.GetResources()))
-	for c := range n.GetClasses() {
-		if !slices.Contains(names, c) {
-			names = append(names, c)
-		}
-	}
+	names := explaintext.Names(n)
 	if len(names) == 0 {
 		return nil, usagef("node %q carries no resource or class; name one: governor explain NODE RESOURCE|CLASS", n.GetName())
 	}
-	slices.Sort(names)
 	return names, nil
 }
 

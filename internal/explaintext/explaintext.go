@@ -5,6 +5,8 @@ package explaintext
 
 import (
 	"fmt"
+	"maps"
+	"slices"
 	"time"
 
 	"google.golang.org/protobuf/types/known/timestamppb"
@@ -125,4 +127,17 @@ func Basis(b governorv1.EstimateBasis) string {
 func when(ts *timestamppb.Timestamp, now time.Time) string {
 	t := ts.AsTime()
 	return fmt.Sprintf("%s UTC (in %s)", t.UTC().Format("15:04:05.000"), t.Sub(now).Round(time.Millisecond))
+}
+
+// Names lists, sorted, every resource and class node n carries: what
+// explaining the whole node asks about.
+func Names(n *governorv1.NodeInfo) []string {
+	names := slices.Collect(maps.Keys(n.GetResources()))
+	for c := range n.GetClasses() {
+		if !slices.Contains(names, c) {
+			names = append(names, c)
+		}
+	}
+	slices.Sort(names)
+	return names
 }

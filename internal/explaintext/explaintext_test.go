@@ -44,3 +44,13 @@ func TestLines(t *testing.T) {
 		t.Errorf("a spent quota: %s", got)
 	}
 }
+
+func TestNames(t *testing.T) {
+	n := &governorv1.NodeInfo{
+		Resources: map[string]*governorv1.ResourceUsage{"tok": {}, "db": {}},
+		Classes:   map[string]*governorv1.ClassUsage{"db": {}, "gpu": {}},
+	}
+	if got := strings.Join(Names(n), " "); got != "db gpu tok" {
+		t.Errorf("names %q, want db gpu tok", got)
+	}
+}

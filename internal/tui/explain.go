@@ -2,8 +2,6 @@ package tui
 
 import (
 	"context"
-	"maps"
-	"slices"
 	"strings"
 
 	"connectrpc.com/connect"
@@ -24,12 +22,7 @@ type explained struct {
 // explain asks governord about every resource and class node n carries.
 func explain(api API, n *governorv1.NodeInfo) tea.Cmd {
 	id := n.GetId()
-	names := slices.Sorted(maps.Keys(n.GetResources()))
-	for c := range n.GetClasses() {
-		if !slices.Contains(names, c) {
-			names = append(names, c)
-		}
-	}
+	names := explaintext.Names(n)
 	return func() tea.Msg {
 		if len(names) == 0 {
 			return explained{node: id, lines: []string{"It carries no resource or class: nothing binds."}}
