@@ -132,3 +132,29 @@ func TestWatchWithoutUsageHearsNoUse(t *testing.T) {
 		t.Errorf("usage with created_by_session: %v, want invalid_argument", err)
 	}
 }
+
+// TestWatchUsageAfterARestart: a lease granted before a restart is known
+// to the usage watch after it, so its expiry is heard.
+func TestWatchUsageAfterARestart(t *testing.T) {
+	e := newEnv(t, sqliteURL(t))
+	ctx := bounded(t)
+	a, _ := e.session(keyA)
+	if err := call(a.Acquire(ctx, connect.NewRequest(&governorv1.AcquireRequest{Class: "db", MaxHold: durationpb.New(time.Second)}))); err != nil {
+		t.Fatal(err)
+	}
+	e.restart()
+	a, _ = e.session(keyA)
+	s, err := a.WatchNode(ctx, connect.NewRequest(&governorv1.WatchNodeRequest{Usage: true}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	expect(t, s, "a:ACTIVE")
+	e.clock.Advance(2 * time.Second)
+	c := &engine.Call{}
+	e.store.Engine.Reap(c)
+	if err := e.store.Wait(ctx, c.Seq); err != nil {
+		t.Fatal(err)
+	}
+	expectUse(t, s, "a tokens=0 db=0")
+}
