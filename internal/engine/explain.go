@@ -147,8 +147,10 @@ const (
 	// MaxHolders is how many holders a binding limit lists.
 	MaxHolders = 32
 	// maxExplainNodes is how many nodes of a binding limit's subtree are
-	// searched for its holders.
-	maxExplainNodes = 1024
+	// searched for its holders, and how many leases are looked at: enough
+	// to list MaxHolders and bound an estimate, few enough to keep the
+	// engine lock for well under a millisecond (BenchmarkExplain).
+	maxExplainNodes = 256
 	// maxExplainScan bounds the groups and tenants counted for a place in
 	// a queue or a rotation.
 	maxExplainScan = 4096

@@ -1,8 +1,9 @@
 package engine
 
 import (
+	"cmp"
 	"fmt"
-	"sort"
+	"slices"
 )
 
 // limitBindings lists the limits of class c on n's chain that are full now,
@@ -55,18 +56,17 @@ func holdersOf(a *node, c string) []Holder {
 			stack = append(stack, ch)
 		}
 	}
-	sort.Slice(out, func(i, j int) bool { return endsBefore(out[i], out[j]) })
+	slices.SortFunc(out, endsBefore)
 	return out
 }
 
-func endsBefore(a, b Holder) bool {
+// endsBefore orders holders by the instant they must end by, unbounded
+// ones last, then by lease.
+func endsBefore(a, b Holder) int {
 	if (a.EndsBy == 0) != (b.EndsBy == 0) {
-		return b.EndsBy == 0
+		return cmp.Compare(b.EndsBy, a.EndsBy) // 0 (unbounded) after any instant
 	}
-	if a.EndsBy != b.EndsBy {
-		return a.EndsBy < b.EndsBy
-	}
-	return a.Lease < b.Lease
+	return cmp.Or(cmp.Compare(a.EndsBy, b.EndsBy), cmp.Compare(a.Lease, b.Lease))
 }
 
 // holder describes l with the earliest instant it must end by.
