@@ -128,7 +128,7 @@ func current(ctx context.Context) (*Task, error) {
 // failed maps the error of a call made for the task; a node that governord
 // says has ended ends the task here too.
 func (t *Task) failed(ctx context.Context, what string, err error) error {
-	err = t.s.called(ctx, what, err)
+	err = withExplain(t, t.s.called(ctx, what, err))
 	if isNodeEnded(err) {
 		t.end(taskEnded(t.name, t.id, "it has ended on governord"))
 	}

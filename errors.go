@@ -97,6 +97,7 @@ type DeniedError struct {
 	// matches ErrNeverFits too.
 	NeverFits bool
 	msg       string
+	explain   func(context.Context) (*Explanation, error) // set for a call made on a task
 }
 
 // Consumer is a node and what it used of a resource.

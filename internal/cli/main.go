@@ -59,7 +59,7 @@ func newRoot(sys IO) *cobra.Command {
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usagef("%v", err) })
 	conn.register(root)
 	root.AddCommand(
-		newHook(sys, conn), newUI(sys, conn), newDescribe(conn), newSet(conn), newDefaults(conn),
+		newHook(sys, conn), newUI(sys, conn), newDescribe(conn), newExplain(conn), newSet(conn), newDefaults(conn),
 		newCancel(conn), newConsume(conn), newValidate(conn),
 	)
 	return root

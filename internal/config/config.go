@@ -58,6 +58,10 @@ type Config struct {
 	Log Log `yaml:"log"`
 	// Gubernator configures the Gubernator-compatible API.
 	Gubernator Gubernator `yaml:"gubernator"`
+	// Dashboard serves the browser dashboard under /ui/ on the API's
+	// port. It holds no secret: it signs in with an API key like any
+	// client. Default true.
+	Dashboard bool `yaml:"dashboard"`
 }
 
 // TLS names a certificate and its key, both PEM files. Both are set or
@@ -196,6 +200,7 @@ func base() *Config {
 		},
 		Log:        Log{Level: "info", Format: "text"},
 		Gubernator: Gubernator{Resource: DefaultGubernatorResource, IdleTTL: DefaultGubernatorIdleTTL},
+		Dashboard:  true,
 	}
 }
 

@@ -72,6 +72,7 @@ func (d *Daemon) serve(l *listeners, certs *certificate) error {
 	if err != nil {
 		return err
 	}
+	handler = d.withDashboard(handler)
 	var protocols http.Protocols
 	protocols.SetHTTP1(true)
 	if certs != nil {

@@ -37,6 +37,7 @@ type hub struct {
 	bySession map[engine.ID]map[*watcher]struct{}  // every watcher, by its session
 	advanced  chan struct{}                        // closed when seq moves; nil if no one waits
 	round     uint64                               // numbers deliveries, so a watcher gets each once
+	usage     usageMirror                          // live leases and usage watchers (usage.go)
 }
 
 // mnode is a node as the hub mirrors it.
@@ -61,6 +62,10 @@ type watcher struct {
 	gone    chan struct{} // closed when the hub drops the watcher; err says why
 	err     error
 	round   uint64 // guarded by hub.mu
+
+	usage bool                   // also report use (usage.go)
+	dirty map[engine.ID]struct{} // nodes whose use changed since last sent; guarded by hub.mu
+	poke  chan struct{}          // receives when dirty gains a node; nil without usage
 }
 
 // note is one change for a watcher; last ends the stream without error.
@@ -84,6 +89,7 @@ func (h *hub) loadLocked(dump *engine.Snapshot) {
 	h.byNode = make(map[engine.ID]map[*watcher]struct{})
 	h.mine = make(map[engine.ID]map[*watcher]struct{})
 	h.bySession = make(map[engine.ID]map[*watcher]struct{})
+	h.usage.load(dump)
 	for _, r := range dump.Nodes {
 		n := &mnode{id: r.ID, name: r.Name, state: r.State, changed: r.Created}
 		if r.State != engine.Active {
@@ -168,6 +174,7 @@ func (h *hub) resyncLocked(dump *engine.Snapshot) {
 }
 
 func (h *hub) applyLocked(ev *engine.Event) {
+	h.usageLocked(ev)
 	switch ev.Kind {
 	case engine.KindNodeCreated:
 		h.createdLocked(ev)
@@ -301,6 +308,9 @@ func (h *hub) registerLocked(w *watcher) {
 	} else {
 		add(h.byNode, w.node)
 	}
+	if w.usage {
+		add(h.usage.watchers, w.node)
+	}
 }
 
 func (h *hub) unregisterLocked(w *watcher) {
@@ -315,6 +325,9 @@ func (h *hub) unregisterLocked(w *watcher) {
 		del(h.mine, w.session)
 	} else {
 		del(h.byNode, w.node)
+	}
+	if w.usage {
+		del(h.usage.watchers, w.node)
 	}
 }
 
@@ -368,6 +381,9 @@ func (h *hub) startLocked(w *watcher) ([]note, error) {
 		return nil, unauthenticated(msgSession)
 	}
 	w.ch, w.gone = make(chan note, watchBuffer), make(chan struct{})
+	if w.usage {
+		w.dirty, w.poke = make(map[engine.ID]struct{}), make(chan struct{}, 1)
+	}
 	if w.node == 0 {
 		ids := slices.Sorted(maps.Keys(h.created[w.session]))
 		notes := make([]note, 0, len(ids))

@@ -2,6 +2,7 @@ package server
 
 import (
 	"context"
+	"time"
 
 	"connectrpc.com/connect"
 
@@ -25,6 +26,9 @@ func (s *Server) WatchNode(ctx context.Context, req *connect.Request[governorv1.
 	if m.CreatedBySession && (m.NodeId != 0 || m.Subtree) {
 		return badField("created_by_session", "watches the session's own nodes: node_id must be 0 and subtree false with it")
 	}
+	if m.Usage && m.CreatedBySession {
+		return badField("usage", "reports the use of a watched node or subtree; it does not go with created_by_session")
+	}
 	if err := s.room(ctx); err != nil {
 		return err
 	}
@@ -33,7 +37,7 @@ func (s *Server) WatchNode(ctx context.Context, req *connect.Request[governorv1.
 	if err := s.settle(ctx, c.Seq, err); err != nil {
 		return err
 	}
-	w := &watcher{session: p.session, node: inf.ID, subtree: m.Subtree}
+	w := &watcher{session: p.session, node: inf.ID, subtree: m.Subtree, usage: m.Usage}
 	if m.CreatedBySession {
 		w.node = 0
 	}
@@ -51,14 +55,24 @@ func (s *Server) WatchNode(ctx context.Context, req *connect.Request[governorv1.
 }
 
 // follow sends a watcher's notes until its last, until the hub closes it,
-// or until the caller or the server stops.
+// or until the caller or the server stops. A usage watcher's changes of use
+// are sent in batches at most every usageEvery.
 func (s *Server) follow(ctx context.Context, w *watcher, stream *connect.ServerStream[governorv1.WatchNodeResponse]) error {
+	poke := w.poke
+	var pause <-chan time.Time
 	for {
 		select {
 		case nt := <-w.ch:
 			if err := stream.Send(nt.msg); err != nil || nt.last {
 				return err
 			}
+		case <-poke:
+			if err := s.sendUsage(ctx, w, stream); err != nil {
+				return err
+			}
+			poke, pause = nil, time.After(usageEvery)
+		case <-pause:
+			poke, pause = w.poke, nil
 		case <-w.gone:
 			return s.drain(w, stream)
 		case <-ctx.Done():

@@ -20,6 +20,7 @@ type API interface {
 	SetDefaults(context.Context, *connect.Request[governorv1.SetDefaultsRequest]) (*connect.Response[governorv1.SetDefaultsResponse], error)
 	CancelNode(context.Context, *connect.Request[governorv1.CancelNodeRequest]) (*connect.Response[governorv1.CancelNodeResponse], error)
 	Heartbeat(context.Context, *connect.Request[governorv1.HeartbeatRequest]) (*connect.Response[governorv1.HeartbeatResponse], error)
+	Explain(context.Context, *connect.Request[governorv1.ExplainRequest]) (*connect.Response[governorv1.ExplainResponse], error)
 }
 
 var _ API = governorv1connect.GovernorServiceClient(nil)

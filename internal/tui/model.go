@@ -21,6 +21,7 @@ const (
 	browsing   mode = iota
 	editing         // a caps or defaults form is open
 	confirming      // waiting for y or n before a cancel
+	explaining      // the selected node's explanation is shown
 )
 
 // frame is one level of the path from the starting node, and the page of
@@ -60,6 +61,9 @@ type Model struct {
 	form      *form
 	editsCaps bool // the form edits caps (true) or defaults (false)
 	width     int
+
+	explainOf    uint64   // the node the explanation is of
+	explainLines []string // its lines, once governord answered
 }
 
 var _ tea.Model = Model{}
@@ -99,6 +103,8 @@ func (m Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		m.onLoaded(msg)
 	case saved:
 		return m, m.onSaved(msg)
+	case explained:
+		m.onExplained(msg)
 	case beat:
 		if msg.err != nil {
 			m.err = msg.err
@@ -155,6 +161,11 @@ func (m Model) onKey(k tea.KeyMsg) (tea.Model, tea.Cmd) {
 		return m.onFormKey(k)
 	case confirming:
 		return m.onConfirmKey(k)
+	case explaining:
+		if k.String() == "esc" || k.String() == "backspace" || k.String() == "x" {
+			m.mode, m.explainLines, m.err = browsing, nil, nil
+		}
+		return m, nil
 	}
 	switch k.String() {
 	case "q":
@@ -201,6 +212,11 @@ func (m Model) onKey(k tea.KeyMsg) (tea.Model, tea.Cmd) {
 	case "d":
 		if m.node != nil {
 			m.mode, m.form, m.editsCaps, m.status = editing, defaultsForm(m.node), false, ""
+		}
+	case "x":
+		if c := m.selected(); c != nil {
+			m.mode, m.explainOf, m.explainLines, m.err, m.status = explaining, c.GetId(), nil, nil, ""
+			return m, explain(m.api, c)
 		}
 	case "c":
 		switch c := m.selected(); {

@@ -112,7 +112,7 @@ func defaultsText(d *governorv1.Defaults) string {
 	return strings.Join(parts, "; ")
 }
 
-const help = "↑↓ move  enter open  esc back  n/p next/previous page  e edit caps  d defaults  c cancel  r refresh  q quit"
+const help = "↑↓ move  enter open  esc back  n/p next/previous page  e edit caps  d defaults  x explain  c cancel  r refresh  q quit"
 
 // View draws the screen.
 func (m Model) View() string {
@@ -132,6 +132,8 @@ func (m Model) View() string {
 	switch m.mode {
 	case editing:
 		m.viewForm(&b)
+	case explaining:
+		m.viewExplain(&b)
 	default:
 		m.viewChildren(&b)
 	}

@@ -449,6 +449,124 @@ func (LeaseEndedOutcome) EnumDescriptor() ([]byte, []int) {
 	return file_governor_v1_governor_proto_rawDescGZIP(), []int{6}
 }
 
+// CapKind is a kind of cap.
+type CapKind int32
+
+const (
+	// Not set.
+	CapKind_CAP_KIND_UNSPECIFIED CapKind = 0
+	// A quota: used against its cap.
+	CapKind_CAP_KIND_QUOTA CapKind = 1
+	// A rate cap: units charged in its refill against its limit.
+	CapKind_CAP_KIND_RATE CapKind = 2
+	// A concurrency limit: leases held against its slots.
+	CapKind_CAP_KIND_LIMIT CapKind = 3
+)
+
+// Enum value maps for CapKind.
+var (
+	CapKind_name = map[int32]string{
+		0: "CAP_KIND_UNSPECIFIED",
+		1: "CAP_KIND_QUOTA",
+		2: "CAP_KIND_RATE",
+		3: "CAP_KIND_LIMIT",
+	}
+	CapKind_value = map[string]int32{
+		"CAP_KIND_UNSPECIFIED": 0,
+		"CAP_KIND_QUOTA":       1,
+		"CAP_KIND_RATE":        2,
+		"CAP_KIND_LIMIT":       3,
+	}
+)
+
+func (x CapKind) Enum() *CapKind {
+	p := new(CapKind)
+	*p = x
+	return p
+}
+
+func (x CapKind) String() string {
+	return protoimpl.X.EnumStringOf(x.Descriptor(), protoreflect.EnumNumber(x))
+}
+
+func (CapKind) Descriptor() protoreflect.EnumDescriptor {
+	return file_governor_v1_governor_proto_enumTypes[7].Descriptor()
+}
+
+func (CapKind) Type() protoreflect.EnumType {
+	return &file_governor_v1_governor_proto_enumTypes[7]
+}
+
+func (x CapKind) Number() protoreflect.EnumNumber {
+	return protoreflect.EnumNumber(x)
+}
+
+// Deprecated: Use CapKind.Descriptor instead.
+func (CapKind) EnumDescriptor() ([]byte, []int) {
+	return file_governor_v1_governor_proto_rawDescGZIP(), []int{7}
+}
+
+// EstimateBasis is what an estimate rests on.
+type EstimateBasis int32
+
+const (
+	// Nothing bounds it.
+	EstimateBasis_ESTIMATE_BASIS_UNSPECIFIED EstimateBasis = 0
+	// A holder's max hold runs out.
+	EstimateBasis_ESTIMATE_BASIS_MAX_HOLD EstimateBasis = 1
+	// A holder's node reaches its deadline.
+	EstimateBasis_ESTIMATE_BASIS_DEADLINE EstimateBasis = 2
+	// A holder's session expires unless renewed.
+	EstimateBasis_ESTIMATE_BASIS_SESSION_EXPIRY EstimateBasis = 3
+	// A rate cap refills.
+	EstimateBasis_ESTIMATE_BASIS_RATE_REFILL EstimateBasis = 4
+)
+
+// Enum value maps for EstimateBasis.
+var (
+	EstimateBasis_name = map[int32]string{
+		0: "ESTIMATE_BASIS_UNSPECIFIED",
+		1: "ESTIMATE_BASIS_MAX_HOLD",
+		2: "ESTIMATE_BASIS_DEADLINE",
+		3: "ESTIMATE_BASIS_SESSION_EXPIRY",
+		4: "ESTIMATE_BASIS_RATE_REFILL",
+	}
+	EstimateBasis_value = map[string]int32{
+		"ESTIMATE_BASIS_UNSPECIFIED":    0,
+		"ESTIMATE_BASIS_MAX_HOLD":       1,
+		"ESTIMATE_BASIS_DEADLINE":       2,
+		"ESTIMATE_BASIS_SESSION_EXPIRY": 3,
+		"ESTIMATE_BASIS_RATE_REFILL":    4,
+	}
+)
+
+func (x EstimateBasis) Enum() *EstimateBasis {
+	p := new(EstimateBasis)
+	*p = x
+	return p
+}
+
+func (x EstimateBasis) String() string {
+	return protoimpl.X.EnumStringOf(x.Descriptor(), protoreflect.EnumNumber(x))
+}
+
+func (EstimateBasis) Descriptor() protoreflect.EnumDescriptor {
+	return file_governor_v1_governor_proto_enumTypes[8].Descriptor()
+}
+
+func (EstimateBasis) Type() protoreflect.EnumType {
+	return &file_governor_v1_governor_proto_enumTypes[8]
+}
+
+func (x EstimateBasis) Number() protoreflect.EnumNumber {
+	return protoreflect.EnumNumber(x)
+}
+
+// Deprecated: Use EstimateBasis.Descriptor instead.
+func (EstimateBasis) EnumDescriptor() ([]byte, []int) {
+	return file_governor_v1_governor_proto_rawDescGZIP(), []int{8}
+}
+
 // NodeSpec describes a node to create.
 type NodeSpec struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
@@ -2103,8 +2221,13 @@ type WatchNodeRequest struct {
 	// the record is written, so after governord restarts the nodes created
 	// before the restart are not included; watch those by node_id.
 	CreatedBySession bool `protobuf:"varint,3,opt,name=created_by_session,json=createdBySession,proto3" json:"created_by_session,omitempty"`
-	unknownFields    protoimpl.UnknownFields
-	sizeCache        protoimpl.SizeCache
+	// Also send the watched node's use against its caps (and, with subtree,
+	// each descendant's) whenever it changes: a message with usage set. The
+	// changes of 100 ms are sent together, once they are on record, one
+	// message per node that changed. Not with created_by_session.
+	Usage         bool `protobuf:"varint,4,opt,name=usage,proto3" json:"usage,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
 }
 
 func (x *WatchNodeRequest) Reset() {
@@ -2158,6 +2281,13 @@ func (x *WatchNodeRequest) GetCreatedBySession() bool {
 	return false
 }
 
+func (x *WatchNodeRequest) GetUsage() bool {
+	if x != nil {
+		return x.Usage
+	}
+	return false
+}
+
 // WatchNodeResponse is one state change: a node was created or ended. The
 // stream starts with the watched node's current state and ends after the
 // watched node ends. Only changes on record are sent. A watcher that falls
@@ -2175,8 +2305,12 @@ type WatchNodeResponse struct {
 	State NodeState `protobuf:"varint,4,opt,name=state,proto3,enum=governor.v1.NodeState" json:"state,omitempty"`
 	// Why it ended, for a final state.
 	EndedReason string `protobuf:"bytes,5,opt,name=ended_reason,json=endedReason,proto3" json:"ended_reason,omitempty"`
-	// When the change happened, by the server's clock.
-	ChangedAt     *timestamppb.Timestamp `protobuf:"bytes,6,opt,name=changed_at,json=changedAt,proto3" json:"changed_at,omitempty"`
+	// When the change happened, by the server's clock; unset on a usage
+	// message.
+	ChangedAt *timestamppb.Timestamp `protobuf:"bytes,6,opt,name=changed_at,json=changedAt,proto3" json:"changed_at,omitempty"`
+	// For a watch with usage: the node as it is now, with its use against its
+	// caps. A message with usage set reports use, not a change of state.
+	Usage         *NodeInfo `protobuf:"bytes,7,opt,name=usage,proto3" json:"usage,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -2249,6 +2383,13 @@ func (x *WatchNodeResponse) GetEndedReason() string {
 func (x *WatchNodeResponse) GetChangedAt() *timestamppb.Timestamp {
 	if x != nil {
 		return x.ChangedAt
+	}
+	return nil
+}
+
+func (x *WatchNodeResponse) GetUsage() *NodeInfo {
+	if x != nil {
+		return x.Usage
 	}
 	return nil
 }
@@ -3988,6 +4129,657 @@ func (x *BadField) GetAllowed() string {
 	return ""
 }
 
+// ExplainRequest names a node and a resource or class.
+type ExplainRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The node; 0: the caller's scope node.
+	NodeId uint64 `protobuf:"varint,1,opt,name=node_id,json=nodeId,proto3" json:"node_id,omitempty"`
+	// A resource or a class; a name that is both is explained as both.
+	Name string `protobuf:"bytes,2,opt,name=name,proto3" json:"name,omitempty"`
+	// The amount of the resource the caps are checked for; 0 means 1.
+	Amount        int64 `protobuf:"varint,3,opt,name=amount,proto3" json:"amount,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ExplainRequest) Reset() {
+	*x = ExplainRequest{}
+	mi := &file_governor_v1_governor_proto_msgTypes[52]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ExplainRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ExplainRequest) ProtoMessage() {}
+
+func (x *ExplainRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_governor_v1_governor_proto_msgTypes[52]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ExplainRequest.ProtoReflect.Descriptor instead.
+func (*ExplainRequest) Descriptor() ([]byte, []int) {
+	return file_governor_v1_governor_proto_rawDescGZIP(), []int{52}
+}
+
+func (x *ExplainRequest) GetNodeId() uint64 {
+	if x != nil {
+		return x.NodeId
+	}
+	return 0
+}
+
+func (x *ExplainRequest) GetName() string {
+	if x != nil {
+		return x.Name
+	}
+	return ""
+}
+
+func (x *ExplainRequest) GetAmount() int64 {
+	if x != nil {
+		return x.Amount
+	}
+	return 0
+}
+
+// ExplainResponse is the explanation.
+type ExplainResponse struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The node explained.
+	NodeId uint64 `protobuf:"varint,1,opt,name=node_id,json=nodeId,proto3" json:"node_id,omitempty"`
+	// The resource or class explained.
+	Name string `protobuf:"bytes,2,opt,name=name,proto3" json:"name,omitempty"`
+	// The amount the caps were checked for.
+	Amount int64 `protobuf:"varint,3,opt,name=amount,proto3" json:"amount,omitempty"`
+	// The time the explanation holds at.
+	Now *timestamppb.Timestamp `protobuf:"bytes,4,opt,name=now,proto3" json:"now,omitempty"`
+	// Every cap on the node's chain that binds now, from the node up.
+	Caps []*BindingCap `protobuf:"bytes,5,rep,name=caps,proto3" json:"caps,omitempty"`
+	// The acquires of the class queued on the node itself; unset when none.
+	Waiting *WaitPlace `protobuf:"bytes,6,opt,name=waiting,proto3" json:"waiting,omitempty"`
+	// When it could go ahead.
+	Estimate      *RunEstimate `protobuf:"bytes,7,opt,name=estimate,proto3" json:"estimate,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ExplainResponse) Reset() {
+	*x = ExplainResponse{}
+	mi := &file_governor_v1_governor_proto_msgTypes[53]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ExplainResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ExplainResponse) ProtoMessage() {}
+
+func (x *ExplainResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_governor_v1_governor_proto_msgTypes[53]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ExplainResponse.ProtoReflect.Descriptor instead.
+func (*ExplainResponse) Descriptor() ([]byte, []int) {
+	return file_governor_v1_governor_proto_rawDescGZIP(), []int{53}
+}
+
+func (x *ExplainResponse) GetNodeId() uint64 {
+	if x != nil {
+		return x.NodeId
+	}
+	return 0
+}
+
+func (x *ExplainResponse) GetName() string {
+	if x != nil {
+		return x.Name
+	}
+	return ""
+}
+
+func (x *ExplainResponse) GetAmount() int64 {
+	if x != nil {
+		return x.Amount
+	}
+	return 0
+}
+
+func (x *ExplainResponse) GetNow() *timestamppb.Timestamp {
+	if x != nil {
+		return x.Now
+	}
+	return nil
+}
+
+func (x *ExplainResponse) GetCaps() []*BindingCap {
+	if x != nil {
+		return x.Caps
+	}
+	return nil
+}
+
+func (x *ExplainResponse) GetWaiting() *WaitPlace {
+	if x != nil {
+		return x.Waiting
+	}
+	return nil
+}
+
+func (x *ExplainResponse) GetEstimate() *RunEstimate {
+	if x != nil {
+		return x.Estimate
+	}
+	return nil
+}
+
+// BindingCap is one cap that binds now. A cap on a node above the caller's
+// scope is shared: only its kind is told.
+type BindingCap struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The kind of cap.
+	Kind CapKind `protobuf:"varint,1,opt,name=kind,proto3,enum=governor.v1.CapKind" json:"kind,omitempty"`
+	// The cap is on a node above the caller's scope.
+	Shared bool `protobuf:"varint,2,opt,name=shared,proto3" json:"shared,omitempty"`
+	// The node that holds the cap; 0 when shared.
+	NodeId uint64 `protobuf:"varint,3,opt,name=node_id,json=nodeId,proto3" json:"node_id,omitempty"`
+	// Its name; empty when shared.
+	NodeName string `protobuf:"bytes,4,opt,name=node_name,json=nodeName,proto3" json:"node_name,omitempty"`
+	// A quota's use, a limit's leases held, a rate cap's units charged.
+	Used int64 `protobuf:"varint,5,opt,name=used,proto3" json:"used,omitempty"`
+	// A quota's cap, a limit's slots, a rate cap's limit.
+	Limit int64 `protobuf:"varint,6,opt,name=limit,proto3" json:"limit,omitempty"`
+	// When a rate cap admits the amount again; unset when it never can.
+	Refill *timestamppb.Timestamp `protobuf:"bytes,7,opt,name=refill,proto3" json:"refill,omitempty"`
+	// A rate cap can never admit the amount: it is more than it holds.
+	Never bool `protobuf:"varint,8,opt,name=never,proto3" json:"never,omitempty"`
+	// The leases holding a limit's slots, earliest to end first (at most 32).
+	Holders []*SlotHolder `protobuf:"bytes,9,rep,name=holders,proto3" json:"holders,omitempty"`
+	// Holders not listed.
+	MoreHolders   int64 `protobuf:"varint,10,opt,name=more_holders,json=moreHolders,proto3" json:"more_holders,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *BindingCap) Reset() {
+	*x = BindingCap{}
+	mi := &file_governor_v1_governor_proto_msgTypes[54]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *BindingCap) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*BindingCap) ProtoMessage() {}
+
+func (x *BindingCap) ProtoReflect() protoreflect.Message {
+	mi := &file_governor_v1_governor_proto_msgTypes[54]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use BindingCap.ProtoReflect.Descriptor instead.
+func (*BindingCap) Descriptor() ([]byte, []int) {
+	return file_governor_v1_governor_proto_rawDescGZIP(), []int{54}
+}
+
+func (x *BindingCap) GetKind() CapKind {
+	if x != nil {
+		return x.Kind
+	}
+	return CapKind_CAP_KIND_UNSPECIFIED
+}
+
+func (x *BindingCap) GetShared() bool {
+	if x != nil {
+		return x.Shared
+	}
+	return false
+}
+
+func (x *BindingCap) GetNodeId() uint64 {
+	if x != nil {
+		return x.NodeId
+	}
+	return 0
+}
+
+func (x *BindingCap) GetNodeName() string {
+	if x != nil {
+		return x.NodeName
+	}
+	return ""
+}
+
+func (x *BindingCap) GetUsed() int64 {
+	if x != nil {
+		return x.Used
+	}
+	return 0
+}
+
+func (x *BindingCap) GetLimit() int64 {
+	if x != nil {
+		return x.Limit
+	}
+	return 0
+}
+
+func (x *BindingCap) GetRefill() *timestamppb.Timestamp {
+	if x != nil {
+		return x.Refill
+	}
+	return nil
+}
+
+func (x *BindingCap) GetNever() bool {
+	if x != nil {
+		return x.Never
+	}
+	return false
+}
+
+func (x *BindingCap) GetHolders() []*SlotHolder {
+	if x != nil {
+		return x.Holders
+	}
+	return nil
+}
+
+func (x *BindingCap) GetMoreHolders() int64 {
+	if x != nil {
+		return x.MoreHolders
+	}
+	return 0
+}
+
+// SlotHolder is a lease holding a slot of a binding limit.
+type SlotHolder struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The lease.
+	LeaseId uint64 `protobuf:"varint,1,opt,name=lease_id,json=leaseId,proto3" json:"lease_id,omitempty"`
+	// The node it was acquired on.
+	NodeId uint64 `protobuf:"varint,2,opt,name=node_id,json=nodeId,proto3" json:"node_id,omitempty"`
+	// That node's name.
+	NodeName string `protobuf:"bytes,3,opt,name=node_name,json=nodeName,proto3" json:"node_name,omitempty"`
+	// The session holding it.
+	SessionId uint64 `protobuf:"varint,4,opt,name=session_id,json=sessionId,proto3" json:"session_id,omitempty"`
+	// When it was granted.
+	Granted *timestamppb.Timestamp `protobuf:"bytes,5,opt,name=granted,proto3" json:"granted,omitempty"`
+	// The earliest instant the lease must end; unset when nothing bounds it.
+	EndsBy *timestamppb.Timestamp `protobuf:"bytes,6,opt,name=ends_by,json=endsBy,proto3" json:"ends_by,omitempty"`
+	// Why it must end by then.
+	Basis         EstimateBasis `protobuf:"varint,7,opt,name=basis,proto3,enum=governor.v1.EstimateBasis" json:"basis,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *SlotHolder) Reset() {
+	*x = SlotHolder{}
+	mi := &file_governor_v1_governor_proto_msgTypes[55]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *SlotHolder) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*SlotHolder) ProtoMessage() {}
+
+func (x *SlotHolder) ProtoReflect() protoreflect.Message {
+	mi := &file_governor_v1_governor_proto_msgTypes[55]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use SlotHolder.ProtoReflect.Descriptor instead.
+func (*SlotHolder) Descriptor() ([]byte, []int) {
+	return file_governor_v1_governor_proto_rawDescGZIP(), []int{55}
+}
+
+func (x *SlotHolder) GetLeaseId() uint64 {
+	if x != nil {
+		return x.LeaseId
+	}
+	return 0
+}
+
+func (x *SlotHolder) GetNodeId() uint64 {
+	if x != nil {
+		return x.NodeId
+	}
+	return 0
+}
+
+func (x *SlotHolder) GetNodeName() string {
+	if x != nil {
+		return x.NodeName
+	}
+	return ""
+}
+
+func (x *SlotHolder) GetSessionId() uint64 {
+	if x != nil {
+		return x.SessionId
+	}
+	return 0
+}
+
+func (x *SlotHolder) GetGranted() *timestamppb.Timestamp {
+	if x != nil {
+		return x.Granted
+	}
+	return nil
+}
+
+func (x *SlotHolder) GetEndsBy() *timestamppb.Timestamp {
+	if x != nil {
+		return x.EndsBy
+	}
+	return nil
+}
+
+func (x *SlotHolder) GetBasis() EstimateBasis {
+	if x != nil {
+		return x.Basis
+	}
+	return EstimateBasis_ESTIMATE_BASIS_UNSPECIFIED
+}
+
+// WaitPlace is where a node's queued acquires of a class stand.
+type WaitPlace struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// Acquires of the class queued on the node itself.
+	Waiters int64 `protobuf:"varint,1,opt,name=waiters,proto3" json:"waiters,omitempty"`
+	// The first one's place in its tenant's queue, 1 being next: among the
+	// acquires that may fit, or, while parked, among those parked behind the
+	// same full limit.
+	Place int64 `protobuf:"varint,2,opt,name=place,proto3" json:"place,omitempty"`
+	// It is parked behind a full limit inside its tenant.
+	Parked bool `protobuf:"varint,3,opt,name=parked,proto3" json:"parked,omitempty"`
+	// The node whose full limit parks it, when in the caller's scope.
+	ParkedAt uint64 `protobuf:"varint,4,opt,name=parked_at,json=parkedAt,proto3" json:"parked_at,omitempty"`
+	// The tenant whose queue it waits in, when in the caller's scope.
+	TenantId uint64 `protobuf:"varint,5,opt,name=tenant_id,json=tenantId,proto3" json:"tenant_id,omitempty"`
+	// The tenant's weight in the fair rotation.
+	Weight int64 `protobuf:"varint,6,opt,name=weight,proto3" json:"weight,omitempty"`
+	// The tenant's place in the rotation, 1 being served next; 0 when out of
+	// it (its own limit is full, or nothing of it fits).
+	Rotation int64 `protobuf:"varint,7,opt,name=rotation,proto3" json:"rotation,omitempty"`
+	// Tenants in the rotation.
+	Tenants       int64 `protobuf:"varint,8,opt,name=tenants,proto3" json:"tenants,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *WaitPlace) Reset() {
+	*x = WaitPlace{}
+	mi := &file_governor_v1_governor_proto_msgTypes[56]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *WaitPlace) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*WaitPlace) ProtoMessage() {}
+
+func (x *WaitPlace) ProtoReflect() protoreflect.Message {
+	mi := &file_governor_v1_governor_proto_msgTypes[56]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use WaitPlace.ProtoReflect.Descriptor instead.
+func (*WaitPlace) Descriptor() ([]byte, []int) {
+	return file_governor_v1_governor_proto_rawDescGZIP(), []int{56}
+}
+
+func (x *WaitPlace) GetWaiters() int64 {
+	if x != nil {
+		return x.Waiters
+	}
+	return 0
+}
+
+func (x *WaitPlace) GetPlace() int64 {
+	if x != nil {
+		return x.Place
+	}
+	return 0
+}
+
+func (x *WaitPlace) GetParked() bool {
+	if x != nil {
+		return x.Parked
+	}
+	return false
+}
+
+func (x *WaitPlace) GetParkedAt() uint64 {
+	if x != nil {
+		return x.ParkedAt
+	}
+	return 0
+}
+
+func (x *WaitPlace) GetTenantId() uint64 {
+	if x != nil {
+		return x.TenantId
+	}
+	return 0
+}
+
+func (x *WaitPlace) GetWeight() int64 {
+	if x != nil {
+		return x.Weight
+	}
+	return 0
+}
+
+func (x *WaitPlace) GetRotation() int64 {
+	if x != nil {
+		return x.Rotation
+	}
+	return 0
+}
+
+func (x *WaitPlace) GetTenants() int64 {
+	if x != nil {
+		return x.Tenants
+	}
+	return 0
+}
+
+// RunEstimate is when the thing explained could go ahead at the latest, if
+// no other waiter takes the room first.
+type RunEstimate struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// Nothing binds: it could go ahead now.
+	Now bool `protobuf:"varint,1,opt,name=now,proto3" json:"now,omitempty"`
+	// The estimate; unset when unknown.
+	At *timestamppb.Timestamp `protobuf:"bytes,2,opt,name=at,proto3" json:"at,omitempty"`
+	// What the estimate rests on, earliest first.
+	Basis []*EstimateBound `protobuf:"bytes,3,rep,name=basis,proto3" json:"basis,omitempty"`
+	// Why there is no estimate, when there is none.
+	Unknown       string `protobuf:"bytes,4,opt,name=unknown,proto3" json:"unknown,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *RunEstimate) Reset() {
+	*x = RunEstimate{}
+	mi := &file_governor_v1_governor_proto_msgTypes[57]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *RunEstimate) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*RunEstimate) ProtoMessage() {}
+
+func (x *RunEstimate) ProtoReflect() protoreflect.Message {
+	mi := &file_governor_v1_governor_proto_msgTypes[57]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use RunEstimate.ProtoReflect.Descriptor instead.
+func (*RunEstimate) Descriptor() ([]byte, []int) {
+	return file_governor_v1_governor_proto_rawDescGZIP(), []int{57}
+}
+
+func (x *RunEstimate) GetNow() bool {
+	if x != nil {
+		return x.Now
+	}
+	return false
+}
+
+func (x *RunEstimate) GetAt() *timestamppb.Timestamp {
+	if x != nil {
+		return x.At
+	}
+	return nil
+}
+
+func (x *RunEstimate) GetBasis() []*EstimateBound {
+	if x != nil {
+		return x.Basis
+	}
+	return nil
+}
+
+func (x *RunEstimate) GetUnknown() string {
+	if x != nil {
+		return x.Unknown
+	}
+	return ""
+}
+
+// EstimateBound is one bound an estimate rests on.
+type EstimateBound struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// What the bound is.
+	Kind EstimateBasis `protobuf:"varint,1,opt,name=kind,proto3,enum=governor.v1.EstimateBasis" json:"kind,omitempty"`
+	// The node holding the cap.
+	NodeId uint64 `protobuf:"varint,2,opt,name=node_id,json=nodeId,proto3" json:"node_id,omitempty"`
+	// The holder whose end frees the slot, for a limit.
+	LeaseId uint64 `protobuf:"varint,3,opt,name=lease_id,json=leaseId,proto3" json:"lease_id,omitempty"`
+	// When the cap frees the room needed.
+	At            *timestamppb.Timestamp `protobuf:"bytes,4,opt,name=at,proto3" json:"at,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *EstimateBound) Reset() {
+	*x = EstimateBound{}
+	mi := &file_governor_v1_governor_proto_msgTypes[58]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *EstimateBound) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*EstimateBound) ProtoMessage() {}
+
+func (x *EstimateBound) ProtoReflect() protoreflect.Message {
+	mi := &file_governor_v1_governor_proto_msgTypes[58]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use EstimateBound.ProtoReflect.Descriptor instead.
+func (*EstimateBound) Descriptor() ([]byte, []int) {
+	return file_governor_v1_governor_proto_rawDescGZIP(), []int{58}
+}
+
+func (x *EstimateBound) GetKind() EstimateBasis {
+	if x != nil {
+		return x.Kind
+	}
+	return EstimateBasis_ESTIMATE_BASIS_UNSPECIFIED
+}
+
+func (x *EstimateBound) GetNodeId() uint64 {
+	if x != nil {
+		return x.NodeId
+	}
+	return 0
+}
+
+func (x *EstimateBound) GetLeaseId() uint64 {
+	if x != nil {
+		return x.LeaseId
+	}
+	return 0
+}
+
+func (x *EstimateBound) GetAt() *timestamppb.Timestamp {
+	if x != nil {
+		return x.At
+	}
+	return nil
+}
+
 var File_governor_v1_governor_proto protoreflect.FileDescriptor
 
 const file_governor_v1_governor_proto_rawDesc = "" +
@@ -4155,11 +4947,12 @@ const file_governor_v1_governor_proto_rawDesc = "" +
 	"\x04node\x18\x01 \x01(\v2\x15.governor.v1.NodeInfoR\x04node\x121\n" +
 	"\bchildren\x18\x02 \x03(\v2\x15.governor.v1.NodeInfoR\bchildren\x12\x1f\n" +
 	"\vnext_cursor\x18\x03 \x01(\x04R\n" +
-	"nextCursor\"s\n" +
+	"nextCursor\"\x89\x01\n" +
 	"\x10WatchNodeRequest\x12\x17\n" +
 	"\anode_id\x18\x01 \x01(\x04R\x06nodeId\x12\x18\n" +
 	"\asubtree\x18\x02 \x01(\bR\asubtree\x12,\n" +
-	"\x12created_by_session\x18\x03 \x01(\bR\x10createdBySession\"\xe9\x01\n" +
+	"\x12created_by_session\x18\x03 \x01(\bR\x10createdBySession\x12\x14\n" +
+	"\x05usage\x18\x04 \x01(\bR\x05usage\"\x96\x02\n" +
 	"\x11WatchNodeResponse\x12\x17\n" +
 	"\anode_id\x18\x01 \x01(\x04R\x06nodeId\x12\x1b\n" +
 	"\tparent_id\x18\x02 \x01(\x04R\bparentId\x12\x12\n" +
@@ -4167,7 +4960,8 @@ const file_governor_v1_governor_proto_rawDesc = "" +
 	"\x05state\x18\x04 \x01(\x0e2\x16.governor.v1.NodeStateR\x05state\x12!\n" +
 	"\fended_reason\x18\x05 \x01(\tR\vendedReason\x129\n" +
 	"\n" +
-	"changed_at\x18\x06 \x01(\v2\x1a.google.protobuf.TimestampR\tchangedAt\"c\n" +
+	"changed_at\x18\x06 \x01(\v2\x1a.google.protobuf.TimestampR\tchangedAt\x12+\n" +
+	"\x05usage\x18\a \x01(\v2\x15.governor.v1.NodeInfoR\x05usage\"c\n" +
 	"\x11CancelNodeRequest\x12\x17\n" +
 	"\anode_id\x18\x01 \x01(\x04R\x06nodeId\x12\x16\n" +
 	"\x06reason\x18\x02 \x01(\tR\x06reason\x12\x1d\n" +
@@ -4297,7 +5091,61 @@ const file_governor_v1_governor_proto_rawDesc = "" +
 	"\aoutcome\x18\x02 \x01(\x0e2\x1e.governor.v1.LeaseEndedOutcomeR\aoutcome\":\n" +
 	"\bBadField\x12\x14\n" +
 	"\x05field\x18\x01 \x01(\tR\x05field\x12\x18\n" +
-	"\aallowed\x18\x02 \x01(\tR\aallowed*q\n" +
+	"\aallowed\x18\x02 \x01(\tR\aallowed\"U\n" +
+	"\x0eExplainRequest\x12\x17\n" +
+	"\anode_id\x18\x01 \x01(\x04R\x06nodeId\x12\x12\n" +
+	"\x04name\x18\x02 \x01(\tR\x04name\x12\x16\n" +
+	"\x06amount\x18\x03 \x01(\x03R\x06amount\"\x99\x02\n" +
+	"\x0fExplainResponse\x12\x17\n" +
+	"\anode_id\x18\x01 \x01(\x04R\x06nodeId\x12\x12\n" +
+	"\x04name\x18\x02 \x01(\tR\x04name\x12\x16\n" +
+	"\x06amount\x18\x03 \x01(\x03R\x06amount\x12,\n" +
+	"\x03now\x18\x04 \x01(\v2\x1a.google.protobuf.TimestampR\x03now\x12+\n" +
+	"\x04caps\x18\x05 \x03(\v2\x17.governor.v1.BindingCapR\x04caps\x120\n" +
+	"\awaiting\x18\x06 \x01(\v2\x16.governor.v1.WaitPlaceR\awaiting\x124\n" +
+	"\bestimate\x18\a \x01(\v2\x18.governor.v1.RunEstimateR\bestimate\"\xce\x02\n" +
+	"\n" +
+	"BindingCap\x12(\n" +
+	"\x04kind\x18\x01 \x01(\x0e2\x14.governor.v1.CapKindR\x04kind\x12\x16\n" +
+	"\x06shared\x18\x02 \x01(\bR\x06shared\x12\x17\n" +
+	"\anode_id\x18\x03 \x01(\x04R\x06nodeId\x12\x1b\n" +
+	"\tnode_name\x18\x04 \x01(\tR\bnodeName\x12\x12\n" +
+	"\x04used\x18\x05 \x01(\x03R\x04used\x12\x14\n" +
+	"\x05limit\x18\x06 \x01(\x03R\x05limit\x122\n" +
+	"\x06refill\x18\a \x01(\v2\x1a.google.protobuf.TimestampR\x06refill\x12\x14\n" +
+	"\x05never\x18\b \x01(\bR\x05never\x121\n" +
+	"\aholders\x18\t \x03(\v2\x17.governor.v1.SlotHolderR\aholders\x12!\n" +
+	"\fmore_holders\x18\n" +
+	" \x01(\x03R\vmoreHolders\"\x99\x02\n" +
+	"\n" +
+	"SlotHolder\x12\x19\n" +
+	"\blease_id\x18\x01 \x01(\x04R\aleaseId\x12\x17\n" +
+	"\anode_id\x18\x02 \x01(\x04R\x06nodeId\x12\x1b\n" +
+	"\tnode_name\x18\x03 \x01(\tR\bnodeName\x12\x1d\n" +
+	"\n" +
+	"session_id\x18\x04 \x01(\x04R\tsessionId\x124\n" +
+	"\agranted\x18\x05 \x01(\v2\x1a.google.protobuf.TimestampR\agranted\x123\n" +
+	"\aends_by\x18\x06 \x01(\v2\x1a.google.protobuf.TimestampR\x06endsBy\x120\n" +
+	"\x05basis\x18\a \x01(\x0e2\x1a.governor.v1.EstimateBasisR\x05basis\"\xdb\x01\n" +
+	"\tWaitPlace\x12\x18\n" +
+	"\awaiters\x18\x01 \x01(\x03R\awaiters\x12\x14\n" +
+	"\x05place\x18\x02 \x01(\x03R\x05place\x12\x16\n" +
+	"\x06parked\x18\x03 \x01(\bR\x06parked\x12\x1b\n" +
+	"\tparked_at\x18\x04 \x01(\x04R\bparkedAt\x12\x1b\n" +
+	"\ttenant_id\x18\x05 \x01(\x04R\btenantId\x12\x16\n" +
+	"\x06weight\x18\x06 \x01(\x03R\x06weight\x12\x1a\n" +
+	"\brotation\x18\a \x01(\x03R\brotation\x12\x18\n" +
+	"\atenants\x18\b \x01(\x03R\atenants\"\x97\x01\n" +
+	"\vRunEstimate\x12\x10\n" +
+	"\x03now\x18\x01 \x01(\bR\x03now\x12*\n" +
+	"\x02at\x18\x02 \x01(\v2\x1a.google.protobuf.TimestampR\x02at\x120\n" +
+	"\x05basis\x18\x03 \x03(\v2\x1a.governor.v1.EstimateBoundR\x05basis\x12\x18\n" +
+	"\aunknown\x18\x04 \x01(\tR\aunknown\"\x9f\x01\n" +
+	"\rEstimateBound\x12.\n" +
+	"\x04kind\x18\x01 \x01(\x0e2\x1a.governor.v1.EstimateBasisR\x04kind\x12\x17\n" +
+	"\anode_id\x18\x02 \x01(\x04R\x06nodeId\x12\x19\n" +
+	"\blease_id\x18\x03 \x01(\x04R\aleaseId\x12*\n" +
+	"\x02at\x18\x04 \x01(\v2\x1a.google.protobuf.TimestampR\x02at*q\n" +
 	"\rRateAlgorithm\x12\x1e\n" +
 	"\x1aRATE_ALGORITHM_UNSPECIFIED\x10\x00\x12\x1f\n" +
 	"\x1bRATE_ALGORITHM_TOKEN_BUCKET\x10\x01\x12\x1f\n" +
@@ -4338,7 +5186,18 @@ const file_governor_v1_governor_proto_rawDesc = "" +
 	"\x1bLEASE_ENDED_OUTCOME_REVOKED\x10\x02\x12!\n" +
 	"\x1dLEASE_ENDED_OUTCOME_NOT_OWNER\x10\x03\x12\x1f\n" +
 	"\x1bLEASE_ENDED_OUTCOME_UNKNOWN\x10\x04\x12 \n" +
-	"\x1cLEASE_ENDED_OUTCOME_RELEASED\x10\x052\xb1\v\n" +
+	"\x1cLEASE_ENDED_OUTCOME_RELEASED\x10\x05*^\n" +
+	"\aCapKind\x12\x18\n" +
+	"\x14CAP_KIND_UNSPECIFIED\x10\x00\x12\x12\n" +
+	"\x0eCAP_KIND_QUOTA\x10\x01\x12\x11\n" +
+	"\rCAP_KIND_RATE\x10\x02\x12\x12\n" +
+	"\x0eCAP_KIND_LIMIT\x10\x03*\xac\x01\n" +
+	"\rEstimateBasis\x12\x1e\n" +
+	"\x1aESTIMATE_BASIS_UNSPECIFIED\x10\x00\x12\x1b\n" +
+	"\x17ESTIMATE_BASIS_MAX_HOLD\x10\x01\x12\x1b\n" +
+	"\x17ESTIMATE_BASIS_DEADLINE\x10\x02\x12!\n" +
+	"\x1dESTIMATE_BASIS_SESSION_EXPIRY\x10\x03\x12\x1e\n" +
+	"\x1aESTIMATE_BASIS_RATE_REFILL\x10\x042\xf7\v\n" +
 	"\x0fGovernorService\x12P\n" +
 	"\vOpenSession\x12\x1f.governor.v1.OpenSessionRequest\x1a .governor.v1.OpenSessionResponse\x12J\n" +
 	"\tHeartbeat\x12\x1d.governor.v1.HeartbeatRequest\x1a\x1e.governor.v1.HeartbeatResponse\x12S\n" +
@@ -4362,7 +5221,8 @@ const file_governor_v1_governor_proto_rawDesc = "" +
 	"\bSetLimit\x12\x1c.governor.v1.SetLimitRequest\x1a\x1d.governor.v1.SetLimitResponse\x12P\n" +
 	"\vSetDefaults\x12\x1f.governor.v1.SetDefaultsRequest\x1a .governor.v1.SetDefaultsResponse\x12D\n" +
 	"\aSetRate\x12\x1b.governor.v1.SetRateRequest\x1a\x1c.governor.v1.SetRateResponse\x12J\n" +
-	"\tResetRate\x12\x1d.governor.v1.ResetRateRequest\x1a\x1e.governor.v1.ResetRateResponseB;Z9governor.dev/governor/internal/gen/governor/v1;governorv1b\x06proto3"
+	"\tResetRate\x12\x1d.governor.v1.ResetRateRequest\x1a\x1e.governor.v1.ResetRateResponse\x12D\n" +
+	"\aExplain\x12\x1b.governor.v1.ExplainRequest\x1a\x1c.governor.v1.ExplainResponseB;Z9governor.dev/governor/internal/gen/governor/v1;governorv1b\x06proto3"
 
 var (
 	file_governor_v1_governor_proto_rawDescOnce sync.Once
@@ -4376,8 +5236,8 @@ func file_governor_v1_governor_proto_rawDescGZIP() []byte {
 	return file_governor_v1_governor_proto_rawDescData
 }
 
-var file_governor_v1_governor_proto_enumTypes = make([]protoimpl.EnumInfo, 7)
-var file_governor_v1_governor_proto_msgTypes = make([]protoimpl.MessageInfo, 64)
+var file_governor_v1_governor_proto_enumTypes = make([]protoimpl.EnumInfo, 9)
+var file_governor_v1_governor_proto_msgTypes = make([]protoimpl.MessageInfo, 71)
 var file_governor_v1_governor_proto_goTypes = []any{
 	(RateAlgorithm)(0),            // 0: governor.v1.RateAlgorithm
 	(CalendarUnit)(0),             // 1: governor.v1.CalendarUnit
@@ -4386,189 +5246,215 @@ var file_governor_v1_governor_proto_goTypes = []any{
 	(ReleaseOutcome)(0),           // 4: governor.v1.ReleaseOutcome
 	(LeaseState)(0),               // 5: governor.v1.LeaseState
 	(LeaseEndedOutcome)(0),        // 6: governor.v1.LeaseEndedOutcome
-	(*NodeSpec)(nil),              // 7: governor.v1.NodeSpec
-	(*Rate)(nil),                  // 8: governor.v1.Rate
-	(*RateUsage)(nil),             // 9: governor.v1.RateUsage
-	(*ChildDefaults)(nil),         // 10: governor.v1.ChildDefaults
-	(*Defaults)(nil),              // 11: governor.v1.Defaults
-	(*ResourceUsage)(nil),         // 12: governor.v1.ResourceUsage
-	(*ClassUsage)(nil),            // 13: governor.v1.ClassUsage
-	(*NodeInfo)(nil),              // 14: governor.v1.NodeInfo
-	(*Charge)(nil),                // 15: governor.v1.Charge
-	(*Consumer)(nil),              // 16: governor.v1.Consumer
-	(*Lease)(nil),                 // 17: governor.v1.Lease
-	(*OpenSessionRequest)(nil),    // 18: governor.v1.OpenSessionRequest
-	(*OpenSessionResponse)(nil),   // 19: governor.v1.OpenSessionResponse
-	(*HeartbeatRequest)(nil),      // 20: governor.v1.HeartbeatRequest
-	(*HeartbeatResponse)(nil),     // 21: governor.v1.HeartbeatResponse
-	(*CloseSessionRequest)(nil),   // 22: governor.v1.CloseSessionRequest
-	(*CloseSessionResponse)(nil),  // 23: governor.v1.CloseSessionResponse
-	(*CreateNodeRequest)(nil),     // 24: governor.v1.CreateNodeRequest
-	(*CreateNodeResponse)(nil),    // 25: governor.v1.CreateNodeResponse
-	(*EnsureNodeRequest)(nil),     // 26: governor.v1.EnsureNodeRequest
-	(*EnsureNodeResponse)(nil),    // 27: governor.v1.EnsureNodeResponse
-	(*GetNodeRequest)(nil),        // 28: governor.v1.GetNodeRequest
-	(*GetNodeResponse)(nil),       // 29: governor.v1.GetNodeResponse
-	(*WatchNodeRequest)(nil),      // 30: governor.v1.WatchNodeRequest
-	(*WatchNodeResponse)(nil),     // 31: governor.v1.WatchNodeResponse
-	(*CancelNodeRequest)(nil),     // 32: governor.v1.CancelNodeRequest
-	(*CancelNodeResponse)(nil),    // 33: governor.v1.CancelNodeResponse
-	(*CloseNodeRequest)(nil),      // 34: governor.v1.CloseNodeRequest
-	(*CloseNodeResponse)(nil),     // 35: governor.v1.CloseNodeResponse
-	(*ConsumeRequest)(nil),        // 36: governor.v1.ConsumeRequest
-	(*ConsumeResponse)(nil),       // 37: governor.v1.ConsumeResponse
-	(*AcquireRequest)(nil),        // 38: governor.v1.AcquireRequest
-	(*AcquireResponse)(nil),       // 39: governor.v1.AcquireResponse
-	(*TryAcquireRequest)(nil),     // 40: governor.v1.TryAcquireRequest
-	(*TryAcquireResponse)(nil),    // 41: governor.v1.TryAcquireResponse
-	(*ReleaseRequest)(nil),        // 42: governor.v1.ReleaseRequest
-	(*ReleaseResponse)(nil),       // 43: governor.v1.ReleaseResponse
-	(*ValidateRequest)(nil),       // 44: governor.v1.ValidateRequest
-	(*ValidateResponse)(nil),      // 45: governor.v1.ValidateResponse
-	(*SetQuotaRequest)(nil),       // 46: governor.v1.SetQuotaRequest
-	(*SetQuotaResponse)(nil),      // 47: governor.v1.SetQuotaResponse
-	(*SetLimitRequest)(nil),       // 48: governor.v1.SetLimitRequest
-	(*SetLimitResponse)(nil),      // 49: governor.v1.SetLimitResponse
-	(*SetDefaultsRequest)(nil),    // 50: governor.v1.SetDefaultsRequest
-	(*SetDefaultsResponse)(nil),   // 51: governor.v1.SetDefaultsResponse
-	(*SetRateRequest)(nil),        // 52: governor.v1.SetRateRequest
-	(*SetRateResponse)(nil),       // 53: governor.v1.SetRateResponse
-	(*ResetRateRequest)(nil),      // 54: governor.v1.ResetRateRequest
-	(*ResetRateResponse)(nil),     // 55: governor.v1.ResetRateResponse
-	(*Denial)(nil),                // 56: governor.v1.Denial
-	(*LeaseEnded)(nil),            // 57: governor.v1.LeaseEnded
-	(*BadField)(nil),              // 58: governor.v1.BadField
-	nil,                           // 59: governor.v1.NodeSpec.QuotasEntry
-	nil,                           // 60: governor.v1.NodeSpec.LimitsEntry
-	nil,                           // 61: governor.v1.NodeSpec.RatesEntry
-	nil,                           // 62: governor.v1.ChildDefaults.QuotasEntry
-	nil,                           // 63: governor.v1.ChildDefaults.LimitsEntry
-	nil,                           // 64: governor.v1.ChildDefaults.RatesEntry
-	nil,                           // 65: governor.v1.Defaults.QuotasEntry
-	nil,                           // 66: governor.v1.Defaults.LimitsEntry
-	nil,                           // 67: governor.v1.Defaults.RatesEntry
-	nil,                           // 68: governor.v1.NodeInfo.ResourcesEntry
-	nil,                           // 69: governor.v1.NodeInfo.ClassesEntry
-	nil,                           // 70: governor.v1.NodeInfo.RatesEntry
-	(*timestamppb.Timestamp)(nil), // 71: google.protobuf.Timestamp
-	(*durationpb.Duration)(nil),   // 72: google.protobuf.Duration
+	(CapKind)(0),                  // 7: governor.v1.CapKind
+	(EstimateBasis)(0),            // 8: governor.v1.EstimateBasis
+	(*NodeSpec)(nil),              // 9: governor.v1.NodeSpec
+	(*Rate)(nil),                  // 10: governor.v1.Rate
+	(*RateUsage)(nil),             // 11: governor.v1.RateUsage
+	(*ChildDefaults)(nil),         // 12: governor.v1.ChildDefaults
+	(*Defaults)(nil),              // 13: governor.v1.Defaults
+	(*ResourceUsage)(nil),         // 14: governor.v1.ResourceUsage
+	(*ClassUsage)(nil),            // 15: governor.v1.ClassUsage
+	(*NodeInfo)(nil),              // 16: governor.v1.NodeInfo
+	(*Charge)(nil),                // 17: governor.v1.Charge
+	(*Consumer)(nil),              // 18: governor.v1.Consumer
+	(*Lease)(nil),                 // 19: governor.v1.Lease
+	(*OpenSessionRequest)(nil),    // 20: governor.v1.OpenSessionRequest
+	(*OpenSessionResponse)(nil),   // 21: governor.v1.OpenSessionResponse
+	(*HeartbeatRequest)(nil),      // 22: governor.v1.HeartbeatRequest
+	(*HeartbeatResponse)(nil),     // 23: governor.v1.HeartbeatResponse
+	(*CloseSessionRequest)(nil),   // 24: governor.v1.CloseSessionRequest
+	(*CloseSessionResponse)(nil),  // 25: governor.v1.CloseSessionResponse
+	(*CreateNodeRequest)(nil),     // 26: governor.v1.CreateNodeRequest
+	(*CreateNodeResponse)(nil),    // 27: governor.v1.CreateNodeResponse
+	(*EnsureNodeRequest)(nil),     // 28: governor.v1.EnsureNodeRequest
+	(*EnsureNodeResponse)(nil),    // 29: governor.v1.EnsureNodeResponse
+	(*GetNodeRequest)(nil),        // 30: governor.v1.GetNodeRequest
+	(*GetNodeResponse)(nil),       // 31: governor.v1.GetNodeResponse
+	(*WatchNodeRequest)(nil),      // 32: governor.v1.WatchNodeRequest
+	(*WatchNodeResponse)(nil),     // 33: governor.v1.WatchNodeResponse
+	(*CancelNodeRequest)(nil),     // 34: governor.v1.CancelNodeRequest
+	(*CancelNodeResponse)(nil),    // 35: governor.v1.CancelNodeResponse
+	(*CloseNodeRequest)(nil),      // 36: governor.v1.CloseNodeRequest
+	(*CloseNodeResponse)(nil),     // 37: governor.v1.CloseNodeResponse
+	(*ConsumeRequest)(nil),        // 38: governor.v1.ConsumeRequest
+	(*ConsumeResponse)(nil),       // 39: governor.v1.ConsumeResponse
+	(*AcquireRequest)(nil),        // 40: governor.v1.AcquireRequest
+	(*AcquireResponse)(nil),       // 41: governor.v1.AcquireResponse
+	(*TryAcquireRequest)(nil),     // 42: governor.v1.TryAcquireRequest
+	(*TryAcquireResponse)(nil),    // 43: governor.v1.TryAcquireResponse
+	(*ReleaseRequest)(nil),        // 44: governor.v1.ReleaseRequest
+	(*ReleaseResponse)(nil),       // 45: governor.v1.ReleaseResponse
+	(*ValidateRequest)(nil),       // 46: governor.v1.ValidateRequest
+	(*ValidateResponse)(nil),      // 47: governor.v1.ValidateResponse
+	(*SetQuotaRequest)(nil),       // 48: governor.v1.SetQuotaRequest
+	(*SetQuotaResponse)(nil),      // 49: governor.v1.SetQuotaResponse
+	(*SetLimitRequest)(nil),       // 50: governor.v1.SetLimitRequest
+	(*SetLimitResponse)(nil),      // 51: governor.v1.SetLimitResponse
+	(*SetDefaultsRequest)(nil),    // 52: governor.v1.SetDefaultsRequest
+	(*SetDefaultsResponse)(nil),   // 53: governor.v1.SetDefaultsResponse
+	(*SetRateRequest)(nil),        // 54: governor.v1.SetRateRequest
+	(*SetRateResponse)(nil),       // 55: governor.v1.SetRateResponse
+	(*ResetRateRequest)(nil),      // 56: governor.v1.ResetRateRequest
+	(*ResetRateResponse)(nil),     // 57: governor.v1.ResetRateResponse
+	(*Denial)(nil),                // 58: governor.v1.Denial
+	(*LeaseEnded)(nil),            // 59: governor.v1.LeaseEnded
+	(*BadField)(nil),              // 60: governor.v1.BadField
+	(*ExplainRequest)(nil),        // 61: governor.v1.ExplainRequest
+	(*ExplainResponse)(nil),       // 62: governor.v1.ExplainResponse
+	(*BindingCap)(nil),            // 63: governor.v1.BindingCap
+	(*SlotHolder)(nil),            // 64: governor.v1.SlotHolder
+	(*WaitPlace)(nil),             // 65: governor.v1.WaitPlace
+	(*RunEstimate)(nil),           // 66: governor.v1.RunEstimate
+	(*EstimateBound)(nil),         // 67: governor.v1.EstimateBound
+	nil,                           // 68: governor.v1.NodeSpec.QuotasEntry
+	nil,                           // 69: governor.v1.NodeSpec.LimitsEntry
+	nil,                           // 70: governor.v1.NodeSpec.RatesEntry
+	nil,                           // 71: governor.v1.ChildDefaults.QuotasEntry
+	nil,                           // 72: governor.v1.ChildDefaults.LimitsEntry
+	nil,                           // 73: governor.v1.ChildDefaults.RatesEntry
+	nil,                           // 74: governor.v1.Defaults.QuotasEntry
+	nil,                           // 75: governor.v1.Defaults.LimitsEntry
+	nil,                           // 76: governor.v1.Defaults.RatesEntry
+	nil,                           // 77: governor.v1.NodeInfo.ResourcesEntry
+	nil,                           // 78: governor.v1.NodeInfo.ClassesEntry
+	nil,                           // 79: governor.v1.NodeInfo.RatesEntry
+	(*timestamppb.Timestamp)(nil), // 80: google.protobuf.Timestamp
+	(*durationpb.Duration)(nil),   // 81: google.protobuf.Duration
 }
 var file_governor_v1_governor_proto_depIdxs = []int32{
-	59, // 0: governor.v1.NodeSpec.quotas:type_name -> governor.v1.NodeSpec.QuotasEntry
-	60, // 1: governor.v1.NodeSpec.limits:type_name -> governor.v1.NodeSpec.LimitsEntry
-	71, // 2: governor.v1.NodeSpec.deadline:type_name -> google.protobuf.Timestamp
-	61, // 3: governor.v1.NodeSpec.rates:type_name -> governor.v1.NodeSpec.RatesEntry
-	72, // 4: governor.v1.NodeSpec.retention:type_name -> google.protobuf.Duration
-	72, // 5: governor.v1.Rate.period:type_name -> google.protobuf.Duration
-	0,  // 6: governor.v1.Rate.algorithm:type_name -> governor.v1.RateAlgorithm
-	1,  // 7: governor.v1.Rate.calendar:type_name -> governor.v1.CalendarUnit
-	8,  // 8: governor.v1.RateUsage.rate:type_name -> governor.v1.Rate
-	71, // 9: governor.v1.RateUsage.reset_time:type_name -> google.protobuf.Timestamp
-	62, // 10: governor.v1.ChildDefaults.quotas:type_name -> governor.v1.ChildDefaults.QuotasEntry
-	63, // 11: governor.v1.ChildDefaults.limits:type_name -> governor.v1.ChildDefaults.LimitsEntry
-	64, // 12: governor.v1.ChildDefaults.rates:type_name -> governor.v1.ChildDefaults.RatesEntry
-	65, // 13: governor.v1.Defaults.quotas:type_name -> governor.v1.Defaults.QuotasEntry
-	66, // 14: governor.v1.Defaults.limits:type_name -> governor.v1.Defaults.LimitsEntry
-	10, // 15: governor.v1.Defaults.children:type_name -> governor.v1.ChildDefaults
-	67, // 16: governor.v1.Defaults.rates:type_name -> governor.v1.Defaults.RatesEntry
-	3,  // 17: governor.v1.NodeInfo.state:type_name -> governor.v1.NodeState
-	71, // 18: governor.v1.NodeInfo.created_at:type_name -> google.protobuf.Timestamp
-	71, // 19: governor.v1.NodeInfo.ended_at:type_name -> google.protobuf.Timestamp
-	71, // 20: governor.v1.NodeInfo.deadline:type_name -> google.protobuf.Timestamp
-	68, // 21: governor.v1.NodeInfo.resources:type_name -> governor.v1.NodeInfo.ResourcesEntry
-	69, // 22: governor.v1.NodeInfo.classes:type_name -> governor.v1.NodeInfo.ClassesEntry
-	11, // 23: governor.v1.NodeInfo.defaults:type_name -> governor.v1.Defaults
-	70, // 24: governor.v1.NodeInfo.rates:type_name -> governor.v1.NodeInfo.RatesEntry
-	71, // 25: governor.v1.Lease.granted_at:type_name -> google.protobuf.Timestamp
-	71, // 26: governor.v1.Lease.hold_until:type_name -> google.protobuf.Timestamp
-	72, // 27: governor.v1.OpenSessionRequest.ttl:type_name -> google.protobuf.Duration
-	72, // 28: governor.v1.OpenSessionResponse.ttl:type_name -> google.protobuf.Duration
-	72, // 29: governor.v1.HeartbeatResponse.ttl:type_name -> google.protobuf.Duration
-	71, // 30: governor.v1.HeartbeatResponse.expires_at:type_name -> google.protobuf.Timestamp
-	7,  // 31: governor.v1.CreateNodeRequest.spec:type_name -> governor.v1.NodeSpec
-	14, // 32: governor.v1.CreateNodeResponse.node:type_name -> governor.v1.NodeInfo
-	7,  // 33: governor.v1.EnsureNodeRequest.spec:type_name -> governor.v1.NodeSpec
-	15, // 34: governor.v1.EnsureNodeRequest.charge:type_name -> governor.v1.Charge
-	14, // 35: governor.v1.EnsureNodeResponse.node:type_name -> governor.v1.NodeInfo
-	14, // 36: governor.v1.GetNodeResponse.node:type_name -> governor.v1.NodeInfo
-	14, // 37: governor.v1.GetNodeResponse.children:type_name -> governor.v1.NodeInfo
-	3,  // 38: governor.v1.WatchNodeResponse.state:type_name -> governor.v1.NodeState
-	71, // 39: governor.v1.WatchNodeResponse.changed_at:type_name -> google.protobuf.Timestamp
-	14, // 40: governor.v1.CancelNodeResponse.node:type_name -> governor.v1.NodeInfo
-	14, // 41: governor.v1.CloseNodeResponse.node:type_name -> governor.v1.NodeInfo
-	72, // 42: governor.v1.ConsumeRequest.max_wait:type_name -> google.protobuf.Duration
-	71, // 43: governor.v1.ConsumeResponse.reset_time:type_name -> google.protobuf.Timestamp
-	2,  // 44: governor.v1.ConsumeResponse.status:type_name -> governor.v1.ConsumeStatus
-	72, // 45: governor.v1.ConsumeResponse.retry_after:type_name -> google.protobuf.Duration
-	72, // 46: governor.v1.AcquireRequest.max_hold:type_name -> google.protobuf.Duration
-	17, // 47: governor.v1.AcquireResponse.lease:type_name -> governor.v1.Lease
-	72, // 48: governor.v1.TryAcquireRequest.max_hold:type_name -> google.protobuf.Duration
-	17, // 49: governor.v1.TryAcquireResponse.lease:type_name -> governor.v1.Lease
-	72, // 50: governor.v1.ReleaseRequest.latency:type_name -> google.protobuf.Duration
-	4,  // 51: governor.v1.ReleaseResponse.outcome:type_name -> governor.v1.ReleaseOutcome
-	17, // 52: governor.v1.ValidateResponse.lease:type_name -> governor.v1.Lease
-	5,  // 53: governor.v1.ValidateResponse.state:type_name -> governor.v1.LeaseState
-	14, // 54: governor.v1.SetQuotaResponse.node:type_name -> governor.v1.NodeInfo
-	14, // 55: governor.v1.SetLimitResponse.node:type_name -> governor.v1.NodeInfo
-	11, // 56: governor.v1.SetDefaultsRequest.defaults:type_name -> governor.v1.Defaults
-	14, // 57: governor.v1.SetDefaultsResponse.node:type_name -> governor.v1.NodeInfo
-	8,  // 58: governor.v1.SetRateRequest.rate:type_name -> governor.v1.Rate
-	14, // 59: governor.v1.SetRateResponse.node:type_name -> governor.v1.NodeInfo
-	14, // 60: governor.v1.ResetRateResponse.node:type_name -> governor.v1.NodeInfo
-	16, // 61: governor.v1.Denial.largest_consumer:type_name -> governor.v1.Consumer
-	8,  // 62: governor.v1.Denial.rate:type_name -> governor.v1.Rate
-	72, // 63: governor.v1.Denial.retry_after:type_name -> google.protobuf.Duration
-	71, // 64: governor.v1.Denial.reset_time:type_name -> google.protobuf.Timestamp
-	6,  // 65: governor.v1.LeaseEnded.outcome:type_name -> governor.v1.LeaseEndedOutcome
-	8,  // 66: governor.v1.NodeSpec.RatesEntry.value:type_name -> governor.v1.Rate
-	8,  // 67: governor.v1.ChildDefaults.RatesEntry.value:type_name -> governor.v1.Rate
-	8,  // 68: governor.v1.Defaults.RatesEntry.value:type_name -> governor.v1.Rate
-	12, // 69: governor.v1.NodeInfo.ResourcesEntry.value:type_name -> governor.v1.ResourceUsage
-	13, // 70: governor.v1.NodeInfo.ClassesEntry.value:type_name -> governor.v1.ClassUsage
-	9,  // 71: governor.v1.NodeInfo.RatesEntry.value:type_name -> governor.v1.RateUsage
-	18, // 72: governor.v1.GovernorService.OpenSession:input_type -> governor.v1.OpenSessionRequest
-	20, // 73: governor.v1.GovernorService.Heartbeat:input_type -> governor.v1.HeartbeatRequest
-	22, // 74: governor.v1.GovernorService.CloseSession:input_type -> governor.v1.CloseSessionRequest
-	24, // 75: governor.v1.GovernorService.CreateNode:input_type -> governor.v1.CreateNodeRequest
-	26, // 76: governor.v1.GovernorService.EnsureNode:input_type -> governor.v1.EnsureNodeRequest
-	28, // 77: governor.v1.GovernorService.GetNode:input_type -> governor.v1.GetNodeRequest
-	30, // 78: governor.v1.GovernorService.WatchNode:input_type -> governor.v1.WatchNodeRequest
-	32, // 79: governor.v1.GovernorService.CancelNode:input_type -> governor.v1.CancelNodeRequest
-	34, // 80: governor.v1.GovernorService.CloseNode:input_type -> governor.v1.CloseNodeRequest
-	36, // 81: governor.v1.GovernorService.Consume:input_type -> governor.v1.ConsumeRequest
-	38, // 82: governor.v1.GovernorService.Acquire:input_type -> governor.v1.AcquireRequest
-	40, // 83: governor.v1.GovernorService.TryAcquire:input_type -> governor.v1.TryAcquireRequest
-	42, // 84: governor.v1.GovernorService.Release:input_type -> governor.v1.ReleaseRequest
-	44, // 85: governor.v1.GovernorService.Validate:input_type -> governor.v1.ValidateRequest
-	46, // 86: governor.v1.GovernorService.SetQuota:input_type -> governor.v1.SetQuotaRequest
-	48, // 87: governor.v1.GovernorService.SetLimit:input_type -> governor.v1.SetLimitRequest
-	50, // 88: governor.v1.GovernorService.SetDefaults:input_type -> governor.v1.SetDefaultsRequest
-	52, // 89: governor.v1.GovernorService.SetRate:input_type -> governor.v1.SetRateRequest
-	54, // 90: governor.v1.GovernorService.ResetRate:input_type -> governor.v1.ResetRateRequest
-	19, // 91: governor.v1.GovernorService.OpenSession:output_type -> governor.v1.OpenSessionResponse
-	21, // 92: governor.v1.GovernorService.Heartbeat:output_type -> governor.v1.HeartbeatResponse
-	23, // 93: governor.v1.GovernorService.CloseSession:output_type -> governor.v1.CloseSessionResponse
-	25, // 94: governor.v1.GovernorService.CreateNode:output_type -> governor.v1.CreateNodeResponse
-	27, // 95: governor.v1.GovernorService.EnsureNode:output_type -> governor.v1.EnsureNodeResponse
-	29, // 96: governor.v1.GovernorService.GetNode:output_type -> governor.v1.GetNodeResponse
-	31, // 97: governor.v1.GovernorService.WatchNode:output_type -> governor.v1.WatchNodeResponse
-	33, // 98: governor.v1.GovernorService.CancelNode:output_type -> governor.v1.CancelNodeResponse
-	35, // 99: governor.v1.GovernorService.CloseNode:output_type -> governor.v1.CloseNodeResponse
-	37, // 100: governor.v1.GovernorService.Consume:output_type -> governor.v1.ConsumeResponse
-	39, // 101: governor.v1.GovernorService.Acquire:output_type -> governor.v1.AcquireResponse
-	41, // 102: governor.v1.GovernorService.TryAcquire:output_type -> governor.v1.TryAcquireResponse
-	43, // 103: governor.v1.GovernorService.Release:output_type -> governor.v1.ReleaseResponse
-	45, // 104: governor.v1.GovernorService.Validate:output_type -> governor.v1.ValidateResponse
-	47, // 105: governor.v1.GovernorService.SetQuota:output_type -> governor.v1.SetQuotaResponse
-	49, // 106: governor.v1.GovernorService.SetLimit:output_type -> governor.v1.SetLimitResponse
-	51, // 107: governor.v1.GovernorService.SetDefaults:output_type -> governor.v1.SetDefaultsResponse
-	53, // 108: governor.v1.GovernorService.SetRate:output_type -> governor.v1.SetRateResponse
-	55, // 109: governor.v1.GovernorService.ResetRate:output_type -> governor.v1.ResetRateResponse
-	91, // [91:110] is the sub-list for method output_type
-	72, // [72:91] is the sub-list for method input_type
-	72, // [72:72] is the sub-list for extension type_name
-	72, // [72:72] is the sub-list for extension extendee
-	0,  // [0:72] is the sub-list for field type_name
+	68,  // 0: governor.v1.NodeSpec.quotas:type_name -> governor.v1.NodeSpec.QuotasEntry
+	69,  // 1: governor.v1.NodeSpec.limits:type_name -> governor.v1.NodeSpec.LimitsEntry
+	80,  // 2: governor.v1.NodeSpec.deadline:type_name -> google.protobuf.Timestamp
+	70,  // 3: governor.v1.NodeSpec.rates:type_name -> governor.v1.NodeSpec.RatesEntry
+	81,  // 4: governor.v1.NodeSpec.retention:type_name -> google.protobuf.Duration
+	81,  // 5: governor.v1.Rate.period:type_name -> google.protobuf.Duration
+	0,   // 6: governor.v1.Rate.algorithm:type_name -> governor.v1.RateAlgorithm
+	1,   // 7: governor.v1.Rate.calendar:type_name -> governor.v1.CalendarUnit
+	10,  // 8: governor.v1.RateUsage.rate:type_name -> governor.v1.Rate
+	80,  // 9: governor.v1.RateUsage.reset_time:type_name -> google.protobuf.Timestamp
+	71,  // 10: governor.v1.ChildDefaults.quotas:type_name -> governor.v1.ChildDefaults.QuotasEntry
+	72,  // 11: governor.v1.ChildDefaults.limits:type_name -> governor.v1.ChildDefaults.LimitsEntry
+	73,  // 12: governor.v1.ChildDefaults.rates:type_name -> governor.v1.ChildDefaults.RatesEntry
+	74,  // 13: governor.v1.Defaults.quotas:type_name -> governor.v1.Defaults.QuotasEntry
+	75,  // 14: governor.v1.Defaults.limits:type_name -> governor.v1.Defaults.LimitsEntry
+	12,  // 15: governor.v1.Defaults.children:type_name -> governor.v1.ChildDefaults
+	76,  // 16: governor.v1.Defaults.rates:type_name -> governor.v1.Defaults.RatesEntry
+	3,   // 17: governor.v1.NodeInfo.state:type_name -> governor.v1.NodeState
+	80,  // 18: governor.v1.NodeInfo.created_at:type_name -> google.protobuf.Timestamp
+	80,  // 19: governor.v1.NodeInfo.ended_at:type_name -> google.protobuf.Timestamp
+	80,  // 20: governor.v1.NodeInfo.deadline:type_name -> google.protobuf.Timestamp
+	77,  // 21: governor.v1.NodeInfo.resources:type_name -> governor.v1.NodeInfo.ResourcesEntry
+	78,  // 22: governor.v1.NodeInfo.classes:type_name -> governor.v1.NodeInfo.ClassesEntry
+	13,  // 23: governor.v1.NodeInfo.defaults:type_name -> governor.v1.Defaults
+	79,  // 24: governor.v1.NodeInfo.rates:type_name -> governor.v1.NodeInfo.RatesEntry
+	80,  // 25: governor.v1.Lease.granted_at:type_name -> google.protobuf.Timestamp
+	80,  // 26: governor.v1.Lease.hold_until:type_name -> google.protobuf.Timestamp
+	81,  // 27: governor.v1.OpenSessionRequest.ttl:type_name -> google.protobuf.Duration
+	81,  // 28: governor.v1.OpenSessionResponse.ttl:type_name -> google.protobuf.Duration
+	81,  // 29: governor.v1.HeartbeatResponse.ttl:type_name -> google.protobuf.Duration
+	80,  // 30: governor.v1.HeartbeatResponse.expires_at:type_name -> google.protobuf.Timestamp
+	9,   // 31: governor.v1.CreateNodeRequest.spec:type_name -> governor.v1.NodeSpec
+	16,  // 32: governor.v1.CreateNodeResponse.node:type_name -> governor.v1.NodeInfo
+	9,   // 33: governor.v1.EnsureNodeRequest.spec:type_name -> governor.v1.NodeSpec
+	17,  // 34: governor.v1.EnsureNodeRequest.charge:type_name -> governor.v1.Charge
+	16,  // 35: governor.v1.EnsureNodeResponse.node:type_name -> governor.v1.NodeInfo
+	16,  // 36: governor.v1.GetNodeResponse.node:type_name -> governor.v1.NodeInfo
+	16,  // 37: governor.v1.GetNodeResponse.children:type_name -> governor.v1.NodeInfo
+	3,   // 38: governor.v1.WatchNodeResponse.state:type_name -> governor.v1.NodeState
+	80,  // 39: governor.v1.WatchNodeResponse.changed_at:type_name -> google.protobuf.Timestamp
+	16,  // 40: governor.v1.WatchNodeResponse.usage:type_name -> governor.v1.NodeInfo
+	16,  // 41: governor.v1.CancelNodeResponse.node:type_name -> governor.v1.NodeInfo
+	16,  // 42: governor.v1.CloseNodeResponse.node:type_name -> governor.v1.NodeInfo
+	81,  // 43: governor.v1.ConsumeRequest.max_wait:type_name -> google.protobuf.Duration
+	80,  // 44: governor.v1.ConsumeResponse.reset_time:type_name -> google.protobuf.Timestamp
+	2,   // 45: governor.v1.ConsumeResponse.status:type_name -> governor.v1.ConsumeStatus
+	81,  // 46: governor.v1.ConsumeResponse.retry_after:type_name -> google.protobuf.Duration
+	81,  // 47: governor.v1.AcquireRequest.max_hold:type_name -> google.protobuf.Duration
+	19,  // 48: governor.v1.AcquireResponse.lease:type_name -> governor.v1.Lease
+	81,  // 49: governor.v1.TryAcquireRequest.max_hold:type_name -> google.protobuf.Duration
+	19,  // 50: governor.v1.TryAcquireResponse.lease:type_name -> governor.v1.Lease
+	81,  // 51: governor.v1.ReleaseRequest.latency:type_name -> google.protobuf.Duration
+	4,   // 52: governor.v1.ReleaseResponse.outcome:type_name -> governor.v1.ReleaseOutcome
+	19,  // 53: governor.v1.ValidateResponse.lease:type_name -> governor.v1.Lease
+	5,   // 54: governor.v1.ValidateResponse.state:type_name -> governor.v1.LeaseState
+	16,  // 55: governor.v1.SetQuotaResponse.node:type_name -> governor.v1.NodeInfo
+	16,  // 56: governor.v1.SetLimitResponse.node:type_name -> governor.v1.NodeInfo
+	13,  // 57: governor.v1.SetDefaultsRequest.defaults:type_name -> governor.v1.Defaults
+	16,  // 58: governor.v1.SetDefaultsResponse.node:type_name -> governor.v1.NodeInfo
+	10,  // 59: governor.v1.SetRateRequest.rate:type_name -> governor.v1.Rate
+	16,  // 60: governor.v1.SetRateResponse.node:type_name -> governor.v1.NodeInfo
+	16,  // 61: governor.v1.ResetRateResponse.node:type_name -> governor.v1.NodeInfo
+	18,  // 62: governor.v1.Denial.largest_consumer:type_name -> governor.v1.Consumer
+	10,  // 63: governor.v1.Denial.rate:type_name -> governor.v1.Rate
+	81,  // 64: governor.v1.Denial.retry_after:type_name -> google.protobuf.Duration
+	80,  // 65: governor.v1.Denial.reset_time:type_name -> google.protobuf.Timestamp
+	6,   // 66: governor.v1.LeaseEnded.outcome:type_name -> governor.v1.LeaseEndedOutcome
+	80,  // 67: governor.v1.ExplainResponse.now:type_name -> google.protobuf.Timestamp
+	63,  // 68: governor.v1.ExplainResponse.caps:type_name -> governor.v1.BindingCap
+	65,  // 69: governor.v1.ExplainResponse.waiting:type_name -> governor.v1.WaitPlace
+	66,  // 70: governor.v1.ExplainResponse.estimate:type_name -> governor.v1.RunEstimate
+	7,   // 71: governor.v1.BindingCap.kind:type_name -> governor.v1.CapKind
+	80,  // 72: governor.v1.BindingCap.refill:type_name -> google.protobuf.Timestamp
+	64,  // 73: governor.v1.BindingCap.holders:type_name -> governor.v1.SlotHolder
+	80,  // 74: governor.v1.SlotHolder.granted:type_name -> google.protobuf.Timestamp
+	80,  // 75: governor.v1.SlotHolder.ends_by:type_name -> google.protobuf.Timestamp
+	8,   // 76: governor.v1.SlotHolder.basis:type_name -> governor.v1.EstimateBasis
+	80,  // 77: governor.v1.RunEstimate.at:type_name -> google.protobuf.Timestamp
+	67,  // 78: governor.v1.RunEstimate.basis:type_name -> governor.v1.EstimateBound
+	8,   // 79: governor.v1.EstimateBound.kind:type_name -> governor.v1.EstimateBasis
+	80,  // 80: governor.v1.EstimateBound.at:type_name -> google.protobuf.Timestamp
+	10,  // 81: governor.v1.NodeSpec.RatesEntry.value:type_name -> governor.v1.Rate
+	10,  // 82: governor.v1.ChildDefaults.RatesEntry.value:type_name -> governor.v1.Rate
+	10,  // 83: governor.v1.Defaults.RatesEntry.value:type_name -> governor.v1.Rate
+	14,  // 84: governor.v1.NodeInfo.ResourcesEntry.value:type_name -> governor.v1.ResourceUsage
+	15,  // 85: governor.v1.NodeInfo.ClassesEntry.value:type_name -> governor.v1.ClassUsage
+	11,  // 86: governor.v1.NodeInfo.RatesEntry.value:type_name -> governor.v1.RateUsage
+	20,  // 87: governor.v1.GovernorService.OpenSession:input_type -> governor.v1.OpenSessionRequest
+	22,  // 88: governor.v1.GovernorService.Heartbeat:input_type -> governor.v1.HeartbeatRequest
+	24,  // 89: governor.v1.GovernorService.CloseSession:input_type -> governor.v1.CloseSessionRequest
+	26,  // 90: governor.v1.GovernorService.CreateNode:input_type -> governor.v1.CreateNodeRequest
+	28,  // 91: governor.v1.GovernorService.EnsureNode:input_type -> governor.v1.EnsureNodeRequest
+	30,  // 92: governor.v1.GovernorService.GetNode:input_type -> governor.v1.GetNodeRequest
+	32,  // 93: governor.v1.GovernorService.WatchNode:input_type -> governor.v1.WatchNodeRequest
+	34,  // 94: governor.v1.GovernorService.CancelNode:input_type -> governor.v1.CancelNodeRequest
+	36,  // 95: governor.v1.GovernorService.CloseNode:input_type -> governor.v1.CloseNodeRequest
+	38,  // 96: governor.v1.GovernorService.Consume:input_type -> governor.v1.ConsumeRequest
+	40,  // 97: governor.v1.GovernorService.Acquire:input_type -> governor.v1.AcquireRequest
+	42,  // 98: governor.v1.GovernorService.TryAcquire:input_type -> governor.v1.TryAcquireRequest
+	44,  // 99: governor.v1.GovernorService.Release:input_type -> governor.v1.ReleaseRequest
+	46,  // 100: governor.v1.GovernorService.Validate:input_type -> governor.v1.ValidateRequest
+	48,  // 101: governor.v1.GovernorService.SetQuota:input_type -> governor.v1.SetQuotaRequest
+	50,  // 102: governor.v1.GovernorService.SetLimit:input_type -> governor.v1.SetLimitRequest
+	52,  // 103: governor.v1.GovernorService.SetDefaults:input_type -> governor.v1.SetDefaultsRequest
+	54,  // 104: governor.v1.GovernorService.SetRate:input_type -> governor.v1.SetRateRequest
+	56,  // 105: governor.v1.GovernorService.ResetRate:input_type -> governor.v1.ResetRateRequest
+	61,  // 106: governor.v1.GovernorService.Explain:input_type -> governor.v1.ExplainRequest
+	21,  // 107: governor.v1.GovernorService.OpenSession:output_type -> governor.v1.OpenSessionResponse
+	23,  // 108: governor.v1.GovernorService.Heartbeat:output_type -> governor.v1.HeartbeatResponse
+	25,  // 109: governor.v1.GovernorService.CloseSession:output_type -> governor.v1.CloseSessionResponse
+	27,  // 110: governor.v1.GovernorService.CreateNode:output_type -> governor.v1.CreateNodeResponse
+	29,  // 111: governor.v1.GovernorService.EnsureNode:output_type -> governor.v1.EnsureNodeResponse
+	31,  // 112: governor.v1.GovernorService.GetNode:output_type -> governor.v1.GetNodeResponse
+	33,  // 113: governor.v1.GovernorService.WatchNode:output_type -> governor.v1.WatchNodeResponse
+	35,  // 114: governor.v1.GovernorService.CancelNode:output_type -> governor.v1.CancelNodeResponse
+	37,  // 115: governor.v1.GovernorService.CloseNode:output_type -> governor.v1.CloseNodeResponse
+	39,  // 116: governor.v1.GovernorService.Consume:output_type -> governor.v1.ConsumeResponse
+	41,  // 117: governor.v1.GovernorService.Acquire:output_type -> governor.v1.AcquireResponse
+	43,  // 118: governor.v1.GovernorService.TryAcquire:output_type -> governor.v1.TryAcquireResponse
+	45,  // 119: governor.v1.GovernorService.Release:output_type -> governor.v1.ReleaseResponse
+	47,  // 120: governor.v1.GovernorService.Validate:output_type -> governor.v1.ValidateResponse
+	49,  // 121: governor.v1.GovernorService.SetQuota:output_type -> governor.v1.SetQuotaResponse
+	51,  // 122: governor.v1.GovernorService.SetLimit:output_type -> governor.v1.SetLimitResponse
+	53,  // 123: governor.v1.GovernorService.SetDefaults:output_type -> governor.v1.SetDefaultsResponse
+	55,  // 124: governor.v1.GovernorService.SetRate:output_type -> governor.v1.SetRateResponse
+	57,  // 125: governor.v1.GovernorService.ResetRate:output_type -> governor.v1.ResetRateResponse
+	62,  // 126: governor.v1.GovernorService.Explain:output_type -> governor.v1.ExplainResponse
+	107, // [107:127] is the sub-list for method output_type
+	87,  // [87:107] is the sub-list for method input_type
+	87,  // [87:87] is the sub-list for extension type_name
+	87,  // [87:87] is the sub-list for extension extendee
+	0,   // [0:87] is the sub-list for field type_name
 }
 
 func init() { file_governor_v1_governor_proto_init() }
@@ -4586,8 +5472,8 @@ func file_governor_v1_governor_proto_init() {
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_governor_v1_governor_proto_rawDesc), len(file_governor_v1_governor_proto_rawDesc)),
-			NumEnums:      7,
-			NumMessages:   64,
+			NumEnums:      9,
+			NumMessages:   71,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

@@ -88,6 +88,8 @@ const (
 	// GovernorServiceResetRateProcedure is the fully-qualified name of the GovernorService's ResetRate
 	// RPC.
 	GovernorServiceResetRateProcedure = "/governor.v1.GovernorService/ResetRate"
+	// GovernorServiceExplainProcedure is the fully-qualified name of the GovernorService's Explain RPC.
+	GovernorServiceExplainProcedure = "/governor.v1.GovernorService/Explain"
 )
 
 // GovernorServiceClient is a client for the governor.v1.GovernorService service.
@@ -146,6 +148,10 @@ type GovernorServiceClient interface {
 	// ResetRate makes a node's rate cap on a resource full again and forgives
 	// its debt.
 	ResetRate(context.Context, *connect.Request[v1.ResetRateRequest]) (*connect.Response[v1.ResetRateResponse], error)
+	// Explain says why a node cannot have more of a resource or one more
+	// lease of a class now: every cap on its chain that binds, where its
+	// queued acquires stand, and when it could go ahead. It changes nothing.
+	Explain(context.Context, *connect.Request[v1.ExplainRequest]) (*connect.Response[v1.ExplainResponse], error)
 }
 
 // NewGovernorServiceClient constructs a client for the governor.v1.GovernorService service. By
@@ -273,6 +279,12 @@ func NewGovernorServiceClient(httpClient connect.HTTPClient, baseURL string, opt
 			connect.WithSchema(governorServiceMethods.ByName("ResetRate")),
 			connect.WithClientOptions(opts...),
 		),
+		explain: connect.NewClient[v1.ExplainRequest, v1.ExplainResponse](
+			httpClient,
+			baseURL+GovernorServiceExplainProcedure,
+			connect.WithSchema(governorServiceMethods.ByName("Explain")),
+			connect.WithClientOptions(opts...),
+		),
 	}
 }
 
@@ -297,6 +309,7 @@ type governorServiceClient struct {
 	setDefaults  *connect.Client[v1.SetDefaultsRequest, v1.SetDefaultsResponse]
 	setRate      *connect.Client[v1.SetRateRequest, v1.SetRateResponse]
 	resetRate    *connect.Client[v1.ResetRateRequest, v1.ResetRateResponse]
+	explain      *connect.Client[v1.ExplainRequest, v1.ExplainResponse]
 }
 
 // OpenSession calls governor.v1.GovernorService.OpenSession.
@@ -394,6 +407,11 @@ func (c *governorServiceClient) ResetRate(ctx context.Context, req *connect.Requ
 	return c.resetRate.CallUnary(ctx, req)
 }
 
+// Explain calls governor.v1.GovernorService.Explain.
+func (c *governorServiceClient) Explain(ctx context.Context, req *connect.Request[v1.ExplainRequest]) (*connect.Response[v1.ExplainResponse], error) {
+	return c.explain.CallUnary(ctx, req)
+}
+
 // GovernorServiceHandler is an implementation of the governor.v1.GovernorService service.
 type GovernorServiceHandler interface {
 	// OpenSession exchanges an API key for a session token scoped to the key's
@@ -450,6 +468,10 @@ type GovernorServiceHandler interface {
 	// ResetRate makes a node's rate cap on a resource full again and forgives
 	// its debt.
 	ResetRate(context.Context, *connect.Request[v1.ResetRateRequest]) (*connect.Response[v1.ResetRateResponse], error)
+	// Explain says why a node cannot have more of a resource or one more
+	// lease of a class now: every cap on its chain that binds, where its
+	// queued acquires stand, and when it could go ahead. It changes nothing.
+	Explain(context.Context, *connect.Request[v1.ExplainRequest]) (*connect.Response[v1.ExplainResponse], error)
 }
 
 // NewGovernorServiceHandler builds an HTTP handler from the service implementation. It returns the
@@ -573,6 +595,12 @@ func NewGovernorServiceHandler(svc GovernorServiceHandler, opts ...connect.Handl
 		connect.WithSchema(governorServiceMethods.ByName("ResetRate")),
 		connect.WithHandlerOptions(opts...),
 	)
+	governorServiceExplainHandler := connect.NewUnaryHandler(
+		GovernorServiceExplainProcedure,
+		svc.Explain,
+		connect.WithSchema(governorServiceMethods.ByName("Explain")),
+		connect.WithHandlerOptions(opts...),
+	)
 	return "/governor.v1.GovernorService/", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		switch r.URL.Path {
 		case GovernorServiceOpenSessionProcedure:
@@ -613,6 +641,8 @@ func NewGovernorServiceHandler(svc GovernorServiceHandler, opts ...connect.Handl
 			governorServiceSetRateHandler.ServeHTTP(w, r)
 		case GovernorServiceResetRateProcedure:
 			governorServiceResetRateHandler.ServeHTTP(w, r)
+		case GovernorServiceExplainProcedure:
+			governorServiceExplainHandler.ServeHTTP(w, r)
 		default:
 			http.NotFound(w, r)
 		}
@@ -696,4 +726,8 @@ func (UnimplementedGovernorServiceHandler) SetRate(context.Context, *connect.Req
 
 func (UnimplementedGovernorServiceHandler) ResetRate(context.Context, *connect.Request[v1.ResetRateRequest]) (*connect.Response[v1.ResetRateResponse], error) {
 	return nil, connect.NewError(connect.CodeUnimplemented, errors.New("governor.v1.GovernorService.ResetRate is not implemented"))
+}
+
+func (UnimplementedGovernorServiceHandler) Explain(context.Context, *connect.Request[v1.ExplainRequest]) (*connect.Response[v1.ExplainResponse], error) {
+	return nil, connect.NewError(connect.CodeUnimplemented, errors.New("governor.v1.GovernorService.Explain is not implemented"))
 }
