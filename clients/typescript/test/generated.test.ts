@@ -25,7 +25,8 @@ describe("generated code", () => {
   it("is current: regenerate with npm run generate", () => {
     const out = mkdtempSync(join(tmpdir(), "governor-node-gen-"));
     try {
-      execFileSync("go", ["tool", "buf", "generate", "--template", "clients/typescript/buf.gen.yaml", "--path", "proto/governor/v1", "-o", out], {
+      const buf = execFileSync("go", ["-C", "tools", "tool", "-n", "buf"], { cwd: repoRoot, encoding: "utf8" }).trim();
+      execFileSync(buf, ["generate", "--template", "clients/typescript/buf.gen.yaml", "--path", "proto/governor/v1", "-o", out], {
         cwd: repoRoot,
         stdio: "inherit",
       });

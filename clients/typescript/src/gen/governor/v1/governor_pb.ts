@@ -15,7 +15,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file governor/v1/governor.proto.
  */
 export const file_governor_v1_governor: GenFile = /*@__PURE__*/
-  fileDesc("Chpnb3Zlcm5vci92MS9nb3Zlcm5vci5wcm90bxILZ292ZXJub3IudjEizAMKCE5vZGVTcGVjEgwKBG5hbWUYASABKAkSMQoGcXVvdGFzGAIgAygLMiEuZ292ZXJub3IudjEuTm9kZVNwZWMuUXVvdGFzRW50cnkSMQoGbGltaXRzGAMgAygLMiEuZ292ZXJub3IudjEuTm9kZVNwZWMuTGltaXRzRW50cnkSLAoIZGVhZGxpbmUYBCABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEg4KBndlaWdodBgFIAEoDRIQCghwcmlvcml0eRgGIAEoBRIvCgVyYXRlcxgHIAMoCzIgLmdvdmVybm9yLnYxLk5vZGVTcGVjLlJhdGVzRW50cnkSLAoJcmV0ZW50aW9uGAggASgLMhkuZ29vZ2xlLnByb3RvYnVmLkR1cmF0aW9uGi0KC1F1b3Rhc0VudHJ5EgsKA2tleRgBIAEoCRINCgV2YWx1ZRgCIAEoAzoCOAEaLQoLTGltaXRzRW50cnkSCwoDa2V5GAEgASgJEg0KBXZhbHVlGAIgASgDOgI4ARo/CgpSYXRlc0VudHJ5EgsKA2tleRgBIAEoCRIgCgV2YWx1ZRgCIAEoCzIRLmdvdmVybm9yLnYxLlJhdGU6AjgBIrkBCgRSYXRlEg0KBWxpbWl0GAEgASgDEikKBnBlcmlvZBgCIAEoCzIZLmdvb2dsZS5wcm90b2J1Zi5EdXJhdGlvbhINCgVidXJzdBgDIAEoAxItCglhbGdvcml0aG0YBCABKA4yGi5nb3Zlcm5vci52MS5SYXRlQWxnb3JpdGhtEisKCGNhbGVuZGFyGAUgASgOMhkuZ292ZXJub3IudjEuQ2FsZW5kYXJVbml0EgwKBHpvbmUYBiABKAkigAEKCVJhdGVVc2FnZRIfCgRyYXRlGAEgASgLMhEuZ292ZXJub3IudjEuUmF0ZRIRCglyZW1haW5pbmcYAiABKAMSLgoKcmVzZXRfdGltZRgDIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASDwoHaW5fZGVidBgEIAEoCCLUAgoNQ2hpbGREZWZhdWx0cxI2CgZxdW90YXMYASADKAsyJi5nb3Zlcm5vci52MS5DaGlsZERlZmF1bHRzLlF1b3Rhc0VudHJ5EjYKBmxpbWl0cxgCIAMoCzImLmdvdmVybm9yLnYxLkNoaWxkRGVmYXVsdHMuTGltaXRzRW50cnkSNAoFcmF0ZXMYAyADKAsyJS5nb3Zlcm5vci52MS5DaGlsZERlZmF1bHRzLlJhdGVzRW50cnkaLQoLUXVvdGFzRW50cnkSCwoDa2V5GAEgASgJEg0KBXZhbHVlGAIgASgDOgI4ARotCgtMaW1pdHNFbnRyeRILCgNrZXkYASABKAkSDQoFdmFsdWUYAiABKAM6AjgBGj8KClJhdGVzRW50cnkSCwoDa2V5GAEgASgJEiAKBXZhbHVlGAIgASgLMhEuZ292ZXJub3IudjEuUmF0ZToCOAEi7gIKCERlZmF1bHRzEjEKBnF1b3RhcxgBIAMoCzIhLmdvdmVybm9yLnYxLkRlZmF1bHRzLlF1b3Rhc0VudHJ5EjEKBmxpbWl0cxgCIAMoCzIhLmdvdmVybm9yLnYxLkRlZmF1bHRzLkxpbWl0c0VudHJ5EiwKCGNoaWxkcmVuGAMgASgLMhouZ292ZXJub3IudjEuQ2hpbGREZWZhdWx0cxIvCgVyYXRlcxgEIAMoCzIgLmdvdmVybm9yLnYxLkRlZmF1bHRzLlJhdGVzRW50cnkaLQoLUXVvdGFzRW50cnkSCwoDa2V5GAEgASgJEg0KBXZhbHVlGAIgASgDOgI4ARotCgtMaW1pdHNFbnRyeRILCgNrZXkYASABKAkSDQoFdmFsdWUYAiABKAM6AjgBGj8KClJhdGVzRW50cnkSCwoDa2V5GAEgASgJEiAKBXZhbHVlGAIgASgLMhEuZ292ZXJub3IudjEuUmF0ZToCOAEiNwoNUmVzb3VyY2VVc2FnZRIQCgNjYXAYASABKANIAIgBARIMCgR1c2VkGAIgASgDQgYKBF9jYXAiOAoKQ2xhc3NVc2FnZRISCgVsaW1pdBgBIAEoA0gAiAEBEgwKBGhlbGQYAiABKANCCAoGX2xpbWl0Iv4FCghOb2RlSW5mbxIKCgJpZBgBIAEoBBIRCglwYXJlbnRfaWQYAiABKAQSDAoEbmFtZRgDIAEoCRIOCgZ0ZW5hbnQYBCABKAkSDQoFZGVwdGgYBSABKA0SJQoFc3RhdGUYBiABKA4yFi5nb3Zlcm5vci52MS5Ob2RlU3RhdGUSLgoKY3JlYXRlZF9hdBgHIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASLAoIZW5kZWRfYXQYCCABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEhQKDGVuZGVkX3JlYXNvbhgJIAEoCRIsCghkZWFkbGluZRgKIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASDgoGd2VpZ2h0GAsgASgNEhAKCHByaW9yaXR5GAwgASgFEjcKCXJlc291cmNlcxgNIAMoCzIkLmdvdmVybm9yLnYxLk5vZGVJbmZvLlJlc291cmNlc0VudHJ5EjMKB2NsYXNzZXMYDiADKAsyIi5nb3Zlcm5vci52MS5Ob2RlSW5mby5DbGFzc2VzRW50cnkSJwoIZGVmYXVsdHMYDyABKAsyFS5nb3Zlcm5vci52MS5EZWZhdWx0cxIWCg5jaGlsZHJlbl9jb3VudBgQIAEoBBIvCgVyYXRlcxgRIAMoCzIgLmdvdmVybm9yLnYxLk5vZGVJbmZvLlJhdGVzRW50cnkaTAoOUmVzb3VyY2VzRW50cnkSCwoDa2V5GAEgASgJEikKBXZhbHVlGAIgASgLMhouZ292ZXJub3IudjEuUmVzb3VyY2VVc2FnZToCOAEaRwoMQ2xhc3Nlc0VudHJ5EgsKA2tleRgBIAEoCRImCgV2YWx1ZRgCIAEoCzIXLmdvdmVybm9yLnYxLkNsYXNzVXNhZ2U6AjgBGkQKClJhdGVzRW50cnkSCwoDa2V5GAEgASgJEiUKBXZhbHVlGAIgASgLMhYuZ292ZXJub3IudjEuUmF0ZVVzYWdlOgI4ASIqCgZDaGFyZ2USEAoIcmVzb3VyY2UYASABKAkSDgoGYW1vdW50GAIgASgDIjcKCENvbnN1bWVyEg8KB25vZGVfaWQYASABKAQSDAoEbmFtZRgCIAEoCRIMCgR1c2VkGAMgASgDIqcBCgVMZWFzZRIKCgJpZBgBIAEoBBIPCgdub2RlX2lkGAIgASgEEg0KBWNsYXNzGAMgASgJEhIKCnNlc3Npb25faWQYBCABKAQSLgoKZ3JhbnRlZF9hdBgFIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASLgoKaG9sZF91bnRpbBgGIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXAiUQoST3BlblNlc3Npb25SZXF1ZXN0EiYKA3R0bBgBIAEoCzIZLmdvb2dsZS5wcm90b2J1Zi5EdXJhdGlvbhITCgtjbGllbnRfbmFtZRgCIAEoCSKHAQoTT3BlblNlc3Npb25SZXNwb25zZRISCgpzZXNzaW9uX2lkGAEgASgEEg0KBXRva2VuGAIgASgJEhUKDXNjb3BlX25vZGVfaWQYAyABKAQSDgoGdGVuYW50GAQgASgJEiYKA3R0bBgFIAEoCzIZLmdvb2dsZS5wcm90b2J1Zi5EdXJhdGlvbiISChBIZWFydGJlYXRSZXF1ZXN0ImsKEUhlYXJ0YmVhdFJlc3BvbnNlEiYKA3R0bBgBIAEoCzIZLmdvb2dsZS5wcm90b2J1Zi5EdXJhdGlvbhIuCgpleHBpcmVzX2F0GAIgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcCIVChNDbG9zZVNlc3Npb25SZXF1ZXN0IhYKFENsb3NlU2Vzc2lvblJlc3BvbnNlIl8KEUNyZWF0ZU5vZGVSZXF1ZXN0EhEKCXBhcmVudF9pZBgBIAEoBBIjCgRzcGVjGAIgASgLMhUuZ292ZXJub3IudjEuTm9kZVNwZWMSEgoKcmVxdWVzdF9pZBgDIAEoCSI5ChJDcmVhdGVOb2RlUmVzcG9uc2USIwoEbm9kZRgBIAEoCzIVLmdvdmVybm9yLnYxLk5vZGVJbmZvIpIBChFFbnN1cmVOb2RlUmVxdWVzdBIRCglwYXJlbnRfaWQYASABKAQSDAoEbmFtZRgCIAEoCRIjCgRzcGVjGAMgASgLMhUuZ292ZXJub3IudjEuTm9kZVNwZWMSIwoGY2hhcmdlGAQgASgLMhMuZ292ZXJub3IudjEuQ2hhcmdlEhIKCnJlcXVlc3RfaWQYBSABKAkiSgoSRW5zdXJlTm9kZVJlc3BvbnNlEiMKBG5vZGUYASABKAsyFS5nb3Zlcm5vci52MS5Ob2RlSW5mbxIPCgdjcmVhdGVkGAIgASgIIjsKDkdldE5vZGVSZXF1ZXN0Eg8KB25vZGVfaWQYASABKAQSGAoQaW5jbHVkZV9jaGlsZHJlbhgCIAEoCCJfCg9HZXROb2RlUmVzcG9uc2USIwoEbm9kZRgBIAEoCzIVLmdvdmVybm9yLnYxLk5vZGVJbmZvEicKCGNoaWxkcmVuGAIgAygLMhUuZ292ZXJub3IudjEuTm9kZUluZm8iUAoQV2F0Y2hOb2RlUmVxdWVzdBIPCgdub2RlX2lkGAEgASgEEg8KB3N1YnRyZWUYAiABKAgSGgoSY3JlYXRlZF9ieV9zZXNzaW9uGAMgASgIIrIBChFXYXRjaE5vZGVSZXNwb25zZRIPCgdub2RlX2lkGAEgASgEEhEKCXBhcmVudF9pZBgCIAEoBBIMCgRuYW1lGAMgASgJEiUKBXN0YXRlGAQgASgOMhYuZ292ZXJub3IudjEuTm9kZVN0YXRlEhQKDGVuZGVkX3JlYXNvbhgFIAEoCRIuCgpjaGFuZ2VkX2F0GAYgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcCJIChFDYW5jZWxOb2RlUmVxdWVzdBIPCgdub2RlX2lkGAEgASgEEg4KBnJlYXNvbhgCIAEoCRISCgpyZXF1ZXN0X2lkGAMgASgJIjkKEkNhbmNlbE5vZGVSZXNwb25zZRIjCgRub2RlGAEgASgLMhUuZ292ZXJub3IudjEuTm9kZUluZm8iNwoQQ2xvc2VOb2RlUmVxdWVzdBIPCgdub2RlX2lkGAEgASgEEhIKCnJlcXVlc3RfaWQYAiABKAkiOAoRQ2xvc2VOb2RlUmVzcG9uc2USIwoEbm9kZRgBIAEoCzIVLmdvdmVybm9yLnYxLk5vZGVJbmZvIp4BCg5Db25zdW1lUmVxdWVzdBIPCgdub2RlX2lkGAEgASgEEhAKCHJlc291cmNlGAIgASgJEg4KBmFtb3VudBgDIAEoAxISCgpyZXF1ZXN0X2lkGAQgASgJEisKCG1heF93YWl0GAUgASgLMhkuZ29vZ2xlLnByb3RvYnVmLkR1cmF0aW9uEhgKEGRyYWluX292ZXJfbGltaXQYBiABKAgigAIKD0NvbnN1bWVSZXNwb25zZRIWCglyZW1haW5pbmcYASABKANIAIgBARIuCgpyZXNldF90aW1lGAIgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIqCgZzdGF0dXMYAyABKA4yGi5nb3Zlcm5vci52MS5Db25zdW1lU3RhdHVzEi4KC3JldHJ5X2FmdGVyGAQgASgLMhkuZ29vZ2xlLnByb3RvYnVmLkR1cmF0aW9uEhMKC2NhcF9ub2RlX2lkGAUgASgEEhEKCWNhcF9saW1pdBgGIAEoAxITCgtjYXBfaXNfcmF0ZRgHIAEoCEIMCgpfcmVtYWluaW5nInEKDkFjcXVpcmVSZXF1ZXN0Eg8KB25vZGVfaWQYASABKAQSDQoFY2xhc3MYAiABKAkSKwoIbWF4X2hvbGQYAyABKAsyGS5nb29nbGUucHJvdG9idWYuRHVyYXRpb24SEgoKcmVxdWVzdF9pZBgEIAEoCSI0Cg9BY3F1aXJlUmVzcG9uc2USIQoFbGVhc2UYASABKAsyEi5nb3Zlcm5vci52MS5MZWFzZSJ2Cg5SZWxlYXNlUmVxdWVzdBIQCghsZWFzZV9pZBgBIAEoBBIqCgdsYXRlbmN5GAIgASgLMhkuZ29vZ2xlLnByb3RvYnVmLkR1cmF0aW9uEhIKCm92ZXJsb2FkZWQYAyABKAgSEgoKcmVxdWVzdF9pZBgEIAEoCSI/Cg9SZWxlYXNlUmVzcG9uc2USLAoHb3V0Y29tZRgBIAEoDjIbLmdvdmVybm9yLnYxLlJlbGVhc2VPdXRjb21lIiMKD1ZhbGlkYXRlUmVxdWVzdBIQCghsZWFzZV9pZBgBIAEoBCJ8ChBWYWxpZGF0ZVJlc3BvbnNlEg0KBXZhbGlkGAEgASgIEiEKBWxlYXNlGAIgASgLMhIuZ292ZXJub3IudjEuTGVhc2USJgoFc3RhdGUYAyABKA4yFy5nb3Zlcm5vci52MS5MZWFzZVN0YXRlEg4KBnJlYXNvbhgEIAEoCSJmCg9TZXRRdW90YVJlcXVlc3QSDwoHbm9kZV9pZBgBIAEoBBIQCghyZXNvdXJjZRgCIAEoCRISCgV2YWx1ZRgDIAEoA0gAiAEBEhIKCnJlcXVlc3RfaWQYBCABKAlCCAoGX3ZhbHVlIjcKEFNldFF1b3RhUmVzcG9uc2USIwoEbm9kZRgBIAEoCzIVLmdvdmVybm9yLnYxLk5vZGVJbmZvImMKD1NldExpbWl0UmVxdWVzdBIPCgdub2RlX2lkGAEgASgEEg0KBWNsYXNzGAIgASgJEhIKBXZhbHVlGAMgASgDSACIAQESEgoKcmVxdWVzdF9pZBgEIAEoCUIICgZfdmFsdWUiNwoQU2V0TGltaXRSZXNwb25zZRIjCgRub2RlGAEgASgLMhUuZ292ZXJub3IudjEuTm9kZUluZm8iYgoSU2V0RGVmYXVsdHNSZXF1ZXN0Eg8KB25vZGVfaWQYASABKAQSJwoIZGVmYXVsdHMYAiABKAsyFS5nb3Zlcm5vci52MS5EZWZhdWx0cxISCgpyZXF1ZXN0X2lkGAMgASgJIjoKE1NldERlZmF1bHRzUmVzcG9uc2USIwoEbm9kZRgBIAEoCzIVLmdvdmVybm9yLnYxLk5vZGVJbmZvImgKDlNldFJhdGVSZXF1ZXN0Eg8KB25vZGVfaWQYASABKAQSEAoIcmVzb3VyY2UYAiABKAkSHwoEcmF0ZRgDIAEoCzIRLmdvdmVybm9yLnYxLlJhdGUSEgoKcmVxdWVzdF9pZBgEIAEoCSI2Cg9TZXRSYXRlUmVzcG9uc2USIwoEbm9kZRgBIAEoCzIVLmdvdmVybm9yLnYxLk5vZGVJbmZvIkkKEFJlc2V0UmF0ZVJlcXVlc3QSDwoHbm9kZV9pZBgBIAEoBBIQCghyZXNvdXJjZRgCIAEoCRISCgpyZXF1ZXN0X2lkGAMgASgJIjgKEVJlc2V0UmF0ZVJlc3BvbnNlEiMKBG5vZGUYASABKAsyFS5nb3Zlcm5vci52MS5Ob2RlSW5mbyLHAgoGRGVuaWFsEg8KB25vZGVfaWQYASABKAQSEQoJbm9kZV9uYW1lGAIgASgJEhAKCHJlc291cmNlGAMgASgJEgwKBHVzZWQYBCABKAMSDQoFbGltaXQYBSABKAMSEQoJcmVxdWVzdGVkGAYgASgDEi8KEGxhcmdlc3RfY29uc3VtZXIYByABKAsyFS5nb3Zlcm5vci52MS5Db25zdW1lchIfCgRyYXRlGAggASgLMhEuZ292ZXJub3IudjEuUmF0ZRIRCglyZW1haW5pbmcYCSABKAMSLgoLcmV0cnlfYWZ0ZXIYCiABKAsyGS5nb29nbGUucHJvdG9idWYuRHVyYXRpb24SLgoKcmVzZXRfdGltZRgLIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASEgoKbmV2ZXJfZml0cxgMIAEoCCJPCgpMZWFzZUVuZGVkEhAKCGxlYXNlX2lkGAEgASgEEi8KB291dGNvbWUYAiABKA4yHi5nb3Zlcm5vci52MS5MZWFzZUVuZGVkT3V0Y29tZSIqCghCYWRGaWVsZBINCgVmaWVsZBgBIAEoCRIPCgdhbGxvd2VkGAIgASgJKnEKDVJhdGVBbGdvcml0aG0SHgoaUkFURV9BTEdPUklUSE1fVU5TUEVDSUZJRUQQABIfChtSQVRFX0FMR09SSVRITV9UT0tFTl9CVUNLRVQQARIfChtSQVRFX0FMR09SSVRITV9MRUFLWV9CVUNLRVQQAiq/AQoMQ2FsZW5kYXJVbml0Eh0KGUNBTEVOREFSX1VOSVRfVU5TUEVDSUZJRUQQABIYChRDQUxFTkRBUl9VTklUX01JTlVURRABEhYKEkNBTEVOREFSX1VOSVRfSE9VUhACEhUKEUNBTEVOREFSX1VOSVRfREFZEAMSFgoSQ0FMRU5EQVJfVU5JVF9XRUVLEAQSFwoTQ0FMRU5EQVJfVU5JVF9NT05USBAFEhYKEkNBTEVOREFSX1VOSVRfWUVBUhAGKmQKDUNvbnN1bWVTdGF0dXMSHgoaQ09OU1VNRV9TVEFUVVNfVU5TUEVDSUZJRUQQABIVChFDT05TVU1FX1NUQVRVU19PSxABEhwKGENPTlNVTUVfU1RBVFVTX1NDSEVEVUxFRBACKo8BCglOb2RlU3RhdGUSGgoWTk9ERV9TVEFURV9VTlNQRUNJRklFRBAAEhUKEU5PREVfU1RBVEVfQUNUSVZFEAESEwoPTk9ERV9TVEFURV9ET05FEAISGAoUTk9ERV9TVEFURV9DQU5DRUxMRUQQAxIgChxOT0RFX1NUQVRFX0RFQURMSU5FX0VYQ0VFREVEEAQqdQoOUmVsZWFzZU91dGNvbWUSHwobUkVMRUFTRV9PVVRDT01FX1VOU1BFQ0lGSUVEEAASHAoYUkVMRUFTRV9PVVRDT01FX1JFTEVBU0VEEAESJAogUkVMRUFTRV9PVVRDT01FX0FMUkVBRFlfUkVMRUFTRUQQAiqkAQoKTGVhc2VTdGF0ZRIbChdMRUFTRV9TVEFURV9VTlNQRUNJRklFRBAAEhQKEExFQVNFX1NUQVRFX0hFTEQQARIYChRMRUFTRV9TVEFURV9SRUxFQVNFRBACEhcKE0xFQVNFX1NUQVRFX0VYUElSRUQQAxIXChNMRUFTRV9TVEFURV9SRVZPS0VEEAQSFwoTTEVBU0VfU1RBVEVfVU5LTk9XThAFKuABChFMZWFzZUVuZGVkT3V0Y29tZRIjCh9MRUFTRV9FTkRFRF9PVVRDT01FX1VOU1BFQ0lGSUVEEAASHwobTEVBU0VfRU5ERURfT1VUQ09NRV9FWFBJUkVEEAESHwobTEVBU0VfRU5ERURfT1VUQ09NRV9SRVZPS0VEEAISIQodTEVBU0VfRU5ERURfT1VUQ09NRV9OT1RfT1dORVIQAxIfChtMRUFTRV9FTkRFRF9PVVRDT01FX1VOS05PV04QBBIgChxMRUFTRV9FTkRFRF9PVVRDT01FX1JFTEVBU0VEEAUy4goKD0dvdmVybm9yU2VydmljZRJQCgtPcGVuU2Vzc2lvbhIfLmdvdmVybm9yLnYxLk9wZW5TZXNzaW9uUmVxdWVzdBogLmdvdmVybm9yLnYxLk9wZW5TZXNzaW9uUmVzcG9uc2USSgoJSGVhcnRiZWF0Eh0uZ292ZXJub3IudjEuSGVhcnRiZWF0UmVxdWVzdBoeLmdvdmVybm9yLnYxLkhlYXJ0YmVhdFJlc3BvbnNlElMKDENsb3NlU2Vzc2lvbhIgLmdvdmVybm9yLnYxLkNsb3NlU2Vzc2lvblJlcXVlc3QaIS5nb3Zlcm5vci52MS5DbG9zZVNlc3Npb25SZXNwb25zZRJNCgpDcmVhdGVOb2RlEh4uZ292ZXJub3IudjEuQ3JlYXRlTm9kZVJlcXVlc3QaHy5nb3Zlcm5vci52MS5DcmVhdGVOb2RlUmVzcG9uc2USTQoKRW5zdXJlTm9kZRIeLmdvdmVybm9yLnYxLkVuc3VyZU5vZGVSZXF1ZXN0Gh8uZ292ZXJub3IudjEuRW5zdXJlTm9kZVJlc3BvbnNlEkQKB0dldE5vZGUSGy5nb3Zlcm5vci52MS5HZXROb2RlUmVxdWVzdBocLmdvdmVybm9yLnYxLkdldE5vZGVSZXNwb25zZRJMCglXYXRjaE5vZGUSHS5nb3Zlcm5vci52MS5XYXRjaE5vZGVSZXF1ZXN0Gh4uZ292ZXJub3IudjEuV2F0Y2hOb2RlUmVzcG9uc2UwARJNCgpDYW5jZWxOb2RlEh4uZ292ZXJub3IudjEuQ2FuY2VsTm9kZVJlcXVlc3QaHy5nb3Zlcm5vci52MS5DYW5jZWxOb2RlUmVzcG9uc2USSgoJQ2xvc2VOb2RlEh0uZ292ZXJub3IudjEuQ2xvc2VOb2RlUmVxdWVzdBoeLmdvdmVybm9yLnYxLkNsb3NlTm9kZVJlc3BvbnNlEkQKB0NvbnN1bWUSGy5nb3Zlcm5vci52MS5Db25zdW1lUmVxdWVzdBocLmdvdmVybm9yLnYxLkNvbnN1bWVSZXNwb25zZRJECgdBY3F1aXJlEhsuZ292ZXJub3IudjEuQWNxdWlyZVJlcXVlc3QaHC5nb3Zlcm5vci52MS5BY3F1aXJlUmVzcG9uc2USRAoHUmVsZWFzZRIbLmdvdmVybm9yLnYxLlJlbGVhc2VSZXF1ZXN0GhwuZ292ZXJub3IudjEuUmVsZWFzZVJlc3BvbnNlEkcKCFZhbGlkYXRlEhwuZ292ZXJub3IudjEuVmFsaWRhdGVSZXF1ZXN0Gh0uZ292ZXJub3IudjEuVmFsaWRhdGVSZXNwb25zZRJHCghTZXRRdW90YRIcLmdvdmVybm9yLnYxLlNldFF1b3RhUmVxdWVzdBodLmdvdmVybm9yLnYxLlNldFF1b3RhUmVzcG9uc2USRwoIU2V0TGltaXQSHC5nb3Zlcm5vci52MS5TZXRMaW1pdFJlcXVlc3QaHS5nb3Zlcm5vci52MS5TZXRMaW1pdFJlc3BvbnNlElAKC1NldERlZmF1bHRzEh8uZ292ZXJub3IudjEuU2V0RGVmYXVsdHNSZXF1ZXN0GiAuZ292ZXJub3IudjEuU2V0RGVmYXVsdHNSZXNwb25zZRJECgdTZXRSYXRlEhsuZ292ZXJub3IudjEuU2V0UmF0ZVJlcXVlc3QaHC5nb3Zlcm5vci52MS5TZXRSYXRlUmVzcG9uc2USSgoJUmVzZXRSYXRlEh0uZ292ZXJub3IudjEuUmVzZXRSYXRlUmVxdWVzdBoeLmdvdmVybm9yLnYxLlJlc2V0UmF0ZVJlc3BvbnNlQjtaOWdvdmVybm9yLmRldi9nb3Zlcm5vci9pbnRlcm5hbC9nZW4vZ292ZXJub3IvdjE7Z292ZXJub3J2MWIGcHJvdG8z", [file_google_protobuf_duration, file_google_protobuf_timestamp]);
+  fileDesc("Chpnb3Zlcm5vci92MS9nb3Zlcm5vci5wcm90bxILZ292ZXJub3IudjEizAMKCE5vZGVTcGVjEgwKBG5hbWUYASABKAkSMQoGcXVvdGFzGAIgAygLMiEuZ292ZXJub3IudjEuTm9kZVNwZWMuUXVvdGFzRW50cnkSMQoGbGltaXRzGAMgAygLMiEuZ292ZXJub3IudjEuTm9kZVNwZWMuTGltaXRzRW50cnkSLAoIZGVhZGxpbmUYBCABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEg4KBndlaWdodBgFIAEoDRIQCghwcmlvcml0eRgGIAEoBRIvCgVyYXRlcxgHIAMoCzIgLmdvdmVybm9yLnYxLk5vZGVTcGVjLlJhdGVzRW50cnkSLAoJcmV0ZW50aW9uGAggASgLMhkuZ29vZ2xlLnByb3RvYnVmLkR1cmF0aW9uGi0KC1F1b3Rhc0VudHJ5EgsKA2tleRgBIAEoCRINCgV2YWx1ZRgCIAEoAzoCOAEaLQoLTGltaXRzRW50cnkSCwoDa2V5GAEgASgJEg0KBXZhbHVlGAIgASgDOgI4ARo/CgpSYXRlc0VudHJ5EgsKA2tleRgBIAEoCRIgCgV2YWx1ZRgCIAEoCzIRLmdvdmVybm9yLnYxLlJhdGU6AjgBIrkBCgRSYXRlEg0KBWxpbWl0GAEgASgDEikKBnBlcmlvZBgCIAEoCzIZLmdvb2dsZS5wcm90b2J1Zi5EdXJhdGlvbhINCgVidXJzdBgDIAEoAxItCglhbGdvcml0aG0YBCABKA4yGi5nb3Zlcm5vci52MS5SYXRlQWxnb3JpdGhtEisKCGNhbGVuZGFyGAUgASgOMhkuZ292ZXJub3IudjEuQ2FsZW5kYXJVbml0EgwKBHpvbmUYBiABKAkigAEKCVJhdGVVc2FnZRIfCgRyYXRlGAEgASgLMhEuZ292ZXJub3IudjEuUmF0ZRIRCglyZW1haW5pbmcYAiABKAMSLgoKcmVzZXRfdGltZRgDIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASDwoHaW5fZGVidBgEIAEoCCLUAgoNQ2hpbGREZWZhdWx0cxI2CgZxdW90YXMYASADKAsyJi5nb3Zlcm5vci52MS5DaGlsZERlZmF1bHRzLlF1b3Rhc0VudHJ5EjYKBmxpbWl0cxgCIAMoCzImLmdvdmVybm9yLnYxLkNoaWxkRGVmYXVsdHMuTGltaXRzRW50cnkSNAoFcmF0ZXMYAyADKAsyJS5nb3Zlcm5vci52MS5DaGlsZERlZmF1bHRzLlJhdGVzRW50cnkaLQoLUXVvdGFzRW50cnkSCwoDa2V5GAEgASgJEg0KBXZhbHVlGAIgASgDOgI4ARotCgtMaW1pdHNFbnRyeRILCgNrZXkYASABKAkSDQoFdmFsdWUYAiABKAM6AjgBGj8KClJhdGVzRW50cnkSCwoDa2V5GAEgASgJEiAKBXZhbHVlGAIgASgLMhEuZ292ZXJub3IudjEuUmF0ZToCOAEi7gIKCERlZmF1bHRzEjEKBnF1b3RhcxgBIAMoCzIhLmdvdmVybm9yLnYxLkRlZmF1bHRzLlF1b3Rhc0VudHJ5EjEKBmxpbWl0cxgCIAMoCzIhLmdvdmVybm9yLnYxLkRlZmF1bHRzLkxpbWl0c0VudHJ5EiwKCGNoaWxkcmVuGAMgASgLMhouZ292ZXJub3IudjEuQ2hpbGREZWZhdWx0cxIvCgVyYXRlcxgEIAMoCzIgLmdvdmVybm9yLnYxLkRlZmF1bHRzLlJhdGVzRW50cnkaLQoLUXVvdGFzRW50cnkSCwoDa2V5GAEgASgJEg0KBXZhbHVlGAIgASgDOgI4ARotCgtMaW1pdHNFbnRyeRILCgNrZXkYASABKAkSDQoFdmFsdWUYAiABKAM6AjgBGj8KClJhdGVzRW50cnkSCwoDa2V5GAEgASgJEiAKBXZhbHVlGAIgASgLMhEuZ292ZXJub3IudjEuUmF0ZToCOAEiNwoNUmVzb3VyY2VVc2FnZRIQCgNjYXAYASABKANIAIgBARIMCgR1c2VkGAIgASgDQgYKBF9jYXAiSQoKQ2xhc3NVc2FnZRISCgVsaW1pdBgBIAEoA0gAiAEBEgwKBGhlbGQYAiABKAMSDwoHd2FpdGluZxgDIAEoA0IICgZfbGltaXQi/gUKCE5vZGVJbmZvEgoKAmlkGAEgASgEEhEKCXBhcmVudF9pZBgCIAEoBBIMCgRuYW1lGAMgASgJEg4KBnRlbmFudBgEIAEoCRINCgVkZXB0aBgFIAEoDRIlCgVzdGF0ZRgGIAEoDjIWLmdvdmVybm9yLnYxLk5vZGVTdGF0ZRIuCgpjcmVhdGVkX2F0GAcgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIsCghlbmRlZF9hdBgIIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASFAoMZW5kZWRfcmVhc29uGAkgASgJEiwKCGRlYWRsaW5lGAogASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIOCgZ3ZWlnaHQYCyABKA0SEAoIcHJpb3JpdHkYDCABKAUSNwoJcmVzb3VyY2VzGA0gAygLMiQuZ292ZXJub3IudjEuTm9kZUluZm8uUmVzb3VyY2VzRW50cnkSMwoHY2xhc3NlcxgOIAMoCzIiLmdvdmVybm9yLnYxLk5vZGVJbmZvLkNsYXNzZXNFbnRyeRInCghkZWZhdWx0cxgPIAEoCzIVLmdvdmVybm9yLnYxLkRlZmF1bHRzEhYKDmNoaWxkcmVuX2NvdW50GBAgASgEEi8KBXJhdGVzGBEgAygLMiAuZ292ZXJub3IudjEuTm9kZUluZm8uUmF0ZXNFbnRyeRpMCg5SZXNvdXJjZXNFbnRyeRILCgNrZXkYASABKAkSKQoFdmFsdWUYAiABKAsyGi5nb3Zlcm5vci52MS5SZXNvdXJjZVVzYWdlOgI4ARpHCgxDbGFzc2VzRW50cnkSCwoDa2V5GAEgASgJEiYKBXZhbHVlGAIgASgLMhcuZ292ZXJub3IudjEuQ2xhc3NVc2FnZToCOAEaRAoKUmF0ZXNFbnRyeRILCgNrZXkYASABKAkSJQoFdmFsdWUYAiABKAsyFi5nb3Zlcm5vci52MS5SYXRlVXNhZ2U6AjgBIioKBkNoYXJnZRIQCghyZXNvdXJjZRgBIAEoCRIOCgZhbW91bnQYAiABKAMiNwoIQ29uc3VtZXISDwoHbm9kZV9pZBgBIAEoBBIMCgRuYW1lGAIgASgJEgwKBHVzZWQYAyABKAMipwEKBUxlYXNlEgoKAmlkGAEgASgEEg8KB25vZGVfaWQYAiABKAQSDQoFY2xhc3MYAyABKAkSEgoKc2Vzc2lvbl9pZBgEIAEoBBIuCgpncmFudGVkX2F0GAUgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIuCgpob2xkX3VudGlsGAYgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcCJRChJPcGVuU2Vzc2lvblJlcXVlc3QSJgoDdHRsGAEgASgLMhkuZ29vZ2xlLnByb3RvYnVmLkR1cmF0aW9uEhMKC2NsaWVudF9uYW1lGAIgASgJIocBChNPcGVuU2Vzc2lvblJlc3BvbnNlEhIKCnNlc3Npb25faWQYASABKAQSDQoFdG9rZW4YAiABKAkSFQoNc2NvcGVfbm9kZV9pZBgDIAEoBBIOCgZ0ZW5hbnQYBCABKAkSJgoDdHRsGAUgASgLMhkuZ29vZ2xlLnByb3RvYnVmLkR1cmF0aW9uIhIKEEhlYXJ0YmVhdFJlcXVlc3QiawoRSGVhcnRiZWF0UmVzcG9uc2USJgoDdHRsGAEgASgLMhkuZ29vZ2xlLnByb3RvYnVmLkR1cmF0aW9uEi4KCmV4cGlyZXNfYXQYAiABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wIhUKE0Nsb3NlU2Vzc2lvblJlcXVlc3QiFgoUQ2xvc2VTZXNzaW9uUmVzcG9uc2UiXwoRQ3JlYXRlTm9kZVJlcXVlc3QSEQoJcGFyZW50X2lkGAEgASgEEiMKBHNwZWMYAiABKAsyFS5nb3Zlcm5vci52MS5Ob2RlU3BlYxISCgpyZXF1ZXN0X2lkGAMgASgJIjkKEkNyZWF0ZU5vZGVSZXNwb25zZRIjCgRub2RlGAEgASgLMhUuZ292ZXJub3IudjEuTm9kZUluZm8ikgEKEUVuc3VyZU5vZGVSZXF1ZXN0EhEKCXBhcmVudF9pZBgBIAEoBBIMCgRuYW1lGAIgASgJEiMKBHNwZWMYAyABKAsyFS5nb3Zlcm5vci52MS5Ob2RlU3BlYxIjCgZjaGFyZ2UYBCABKAsyEy5nb3Zlcm5vci52MS5DaGFyZ2USEgoKcmVxdWVzdF9pZBgFIAEoCSJKChJFbnN1cmVOb2RlUmVzcG9uc2USIwoEbm9kZRgBIAEoCzIVLmdvdmVybm9yLnYxLk5vZGVJbmZvEg8KB2NyZWF0ZWQYAiABKAgiXgoOR2V0Tm9kZVJlcXVlc3QSDwoHbm9kZV9pZBgBIAEoBBIYChBpbmNsdWRlX2NoaWxkcmVuGAIgASgIEhEKCXBhZ2Vfc2l6ZRgDIAEoDRIOCgZjdXJzb3IYBCABKAQidAoPR2V0Tm9kZVJlc3BvbnNlEiMKBG5vZGUYASABKAsyFS5nb3Zlcm5vci52MS5Ob2RlSW5mbxInCghjaGlsZHJlbhgCIAMoCzIVLmdvdmVybm9yLnYxLk5vZGVJbmZvEhMKC25leHRfY3Vyc29yGAMgASgEIl8KEFdhdGNoTm9kZVJlcXVlc3QSDwoHbm9kZV9pZBgBIAEoBBIPCgdzdWJ0cmVlGAIgASgIEhoKEmNyZWF0ZWRfYnlfc2Vzc2lvbhgDIAEoCBINCgV1c2FnZRgEIAEoCCLYAQoRV2F0Y2hOb2RlUmVzcG9uc2USDwoHbm9kZV9pZBgBIAEoBBIRCglwYXJlbnRfaWQYAiABKAQSDAoEbmFtZRgDIAEoCRIlCgVzdGF0ZRgEIAEoDjIWLmdvdmVybm9yLnYxLk5vZGVTdGF0ZRIUCgxlbmRlZF9yZWFzb24YBSABKAkSLgoKY2hhbmdlZF9hdBgGIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASJAoFdXNhZ2UYByABKAsyFS5nb3Zlcm5vci52MS5Ob2RlSW5mbyJIChFDYW5jZWxOb2RlUmVxdWVzdBIPCgdub2RlX2lkGAEgASgEEg4KBnJlYXNvbhgCIAEoCRISCgpyZXF1ZXN0X2lkGAMgASgJIjkKEkNhbmNlbE5vZGVSZXNwb25zZRIjCgRub2RlGAEgASgLMhUuZ292ZXJub3IudjEuTm9kZUluZm8iNwoQQ2xvc2VOb2RlUmVxdWVzdBIPCgdub2RlX2lkGAEgASgEEhIKCnJlcXVlc3RfaWQYAiABKAkiOAoRQ2xvc2VOb2RlUmVzcG9uc2USIwoEbm9kZRgBIAEoCzIVLmdvdmVybm9yLnYxLk5vZGVJbmZvIp4BCg5Db25zdW1lUmVxdWVzdBIPCgdub2RlX2lkGAEgASgEEhAKCHJlc291cmNlGAIgASgJEg4KBmFtb3VudBgDIAEoAxISCgpyZXF1ZXN0X2lkGAQgASgJEisKCG1heF93YWl0GAUgASgLMhkuZ29vZ2xlLnByb3RvYnVmLkR1cmF0aW9uEhgKEGRyYWluX292ZXJfbGltaXQYBiABKAgigAIKD0NvbnN1bWVSZXNwb25zZRIWCglyZW1haW5pbmcYASABKANIAIgBARIuCgpyZXNldF90aW1lGAIgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIqCgZzdGF0dXMYAyABKA4yGi5nb3Zlcm5vci52MS5Db25zdW1lU3RhdHVzEi4KC3JldHJ5X2FmdGVyGAQgASgLMhkuZ29vZ2xlLnByb3RvYnVmLkR1cmF0aW9uEhMKC2NhcF9ub2RlX2lkGAUgASgEEhEKCWNhcF9saW1pdBgGIAEoAxITCgtjYXBfaXNfcmF0ZRgHIAEoCEIMCgpfcmVtYWluaW5nInEKDkFjcXVpcmVSZXF1ZXN0Eg8KB25vZGVfaWQYASABKAQSDQoFY2xhc3MYAiABKAkSKwoIbWF4X2hvbGQYAyABKAsyGS5nb29nbGUucHJvdG9idWYuRHVyYXRpb24SEgoKcmVxdWVzdF9pZBgEIAEoCSI0Cg9BY3F1aXJlUmVzcG9uc2USIQoFbGVhc2UYASABKAsyEi5nb3Zlcm5vci52MS5MZWFzZSJ0ChFUcnlBY3F1aXJlUmVxdWVzdBIPCgdub2RlX2lkGAEgASgEEg0KBWNsYXNzGAIgASgJEisKCG1heF9ob2xkGAMgASgLMhkuZ29vZ2xlLnByb3RvYnVmLkR1cmF0aW9uEhIKCnJlcXVlc3RfaWQYBCABKAkiNwoSVHJ5QWNxdWlyZVJlc3BvbnNlEiEKBWxlYXNlGAEgASgLMhIuZ292ZXJub3IudjEuTGVhc2UidgoOUmVsZWFzZVJlcXVlc3QSEAoIbGVhc2VfaWQYASABKAQSKgoHbGF0ZW5jeRgCIAEoCzIZLmdvb2dsZS5wcm90b2J1Zi5EdXJhdGlvbhISCgpvdmVybG9hZGVkGAMgASgIEhIKCnJlcXVlc3RfaWQYBCABKAkiPwoPUmVsZWFzZVJlc3BvbnNlEiwKB291dGNvbWUYASABKA4yGy5nb3Zlcm5vci52MS5SZWxlYXNlT3V0Y29tZSIjCg9WYWxpZGF0ZVJlcXVlc3QSEAoIbGVhc2VfaWQYASABKAQifAoQVmFsaWRhdGVSZXNwb25zZRINCgV2YWxpZBgBIAEoCBIhCgVsZWFzZRgCIAEoCzISLmdvdmVybm9yLnYxLkxlYXNlEiYKBXN0YXRlGAMgASgOMhcuZ292ZXJub3IudjEuTGVhc2VTdGF0ZRIOCgZyZWFzb24YBCABKAkiZgoPU2V0UXVvdGFSZXF1ZXN0Eg8KB25vZGVfaWQYASABKAQSEAoIcmVzb3VyY2UYAiABKAkSEgoFdmFsdWUYAyABKANIAIgBARISCgpyZXF1ZXN0X2lkGAQgASgJQggKBl92YWx1ZSI3ChBTZXRRdW90YVJlc3BvbnNlEiMKBG5vZGUYASABKAsyFS5nb3Zlcm5vci52MS5Ob2RlSW5mbyJjCg9TZXRMaW1pdFJlcXVlc3QSDwoHbm9kZV9pZBgBIAEoBBINCgVjbGFzcxgCIAEoCRISCgV2YWx1ZRgDIAEoA0gAiAEBEhIKCnJlcXVlc3RfaWQYBCABKAlCCAoGX3ZhbHVlIjcKEFNldExpbWl0UmVzcG9uc2USIwoEbm9kZRgBIAEoCzIVLmdvdmVybm9yLnYxLk5vZGVJbmZvImIKElNldERlZmF1bHRzUmVxdWVzdBIPCgdub2RlX2lkGAEgASgEEicKCGRlZmF1bHRzGAIgASgLMhUuZ292ZXJub3IudjEuRGVmYXVsdHMSEgoKcmVxdWVzdF9pZBgDIAEoCSI6ChNTZXREZWZhdWx0c1Jlc3BvbnNlEiMKBG5vZGUYASABKAsyFS5nb3Zlcm5vci52MS5Ob2RlSW5mbyJoCg5TZXRSYXRlUmVxdWVzdBIPCgdub2RlX2lkGAEgASgEEhAKCHJlc291cmNlGAIgASgJEh8KBHJhdGUYAyABKAsyES5nb3Zlcm5vci52MS5SYXRlEhIKCnJlcXVlc3RfaWQYBCABKAkiNgoPU2V0UmF0ZVJlc3BvbnNlEiMKBG5vZGUYASABKAsyFS5nb3Zlcm5vci52MS5Ob2RlSW5mbyJJChBSZXNldFJhdGVSZXF1ZXN0Eg8KB25vZGVfaWQYASABKAQSEAoIcmVzb3VyY2UYAiABKAkSEgoKcmVxdWVzdF9pZBgDIAEoCSI4ChFSZXNldFJhdGVSZXNwb25zZRIjCgRub2RlGAEgASgLMhUuZ292ZXJub3IudjEuTm9kZUluZm8ixwIKBkRlbmlhbBIPCgdub2RlX2lkGAEgASgEEhEKCW5vZGVfbmFtZRgCIAEoCRIQCghyZXNvdXJjZRgDIAEoCRIMCgR1c2VkGAQgASgDEg0KBWxpbWl0GAUgASgDEhEKCXJlcXVlc3RlZBgGIAEoAxIvChBsYXJnZXN0X2NvbnN1bWVyGAcgASgLMhUuZ292ZXJub3IudjEuQ29uc3VtZXISHwoEcmF0ZRgIIAEoCzIRLmdvdmVybm9yLnYxLlJhdGUSEQoJcmVtYWluaW5nGAkgASgDEi4KC3JldHJ5X2FmdGVyGAogASgLMhkuZ29vZ2xlLnByb3RvYnVmLkR1cmF0aW9uEi4KCnJlc2V0X3RpbWUYCyABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEhIKCm5ldmVyX2ZpdHMYDCABKAgiTwoKTGVhc2VFbmRlZBIQCghsZWFzZV9pZBgBIAEoBBIvCgdvdXRjb21lGAIgASgOMh4uZ292ZXJub3IudjEuTGVhc2VFbmRlZE91dGNvbWUiKgoIQmFkRmllbGQSDQoFZmllbGQYASABKAkSDwoHYWxsb3dlZBgCIAEoCSI/Cg5FeHBsYWluUmVxdWVzdBIPCgdub2RlX2lkGAEgASgEEgwKBG5hbWUYAiABKAkSDgoGYW1vdW50GAMgASgDIuUBCg9FeHBsYWluUmVzcG9uc2USDwoHbm9kZV9pZBgBIAEoBBIMCgRuYW1lGAIgASgJEg4KBmFtb3VudBgDIAEoAxInCgNub3cYBCABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEiUKBGNhcHMYBSADKAsyFy5nb3Zlcm5vci52MS5CaW5kaW5nQ2FwEicKB3dhaXRpbmcYBiABKAsyFi5nb3Zlcm5vci52MS5XYWl0UGxhY2USKgoIZXN0aW1hdGUYByABKAsyGC5nb3Zlcm5vci52MS5SdW5Fc3RpbWF0ZSL8AQoKQmluZGluZ0NhcBIiCgRraW5kGAEgASgOMhQuZ292ZXJub3IudjEuQ2FwS2luZBIOCgZzaGFyZWQYAiABKAgSDwoHbm9kZV9pZBgDIAEoBBIRCglub2RlX25hbWUYBCABKAkSDAoEdXNlZBgFIAEoAxINCgVsaW1pdBgGIAEoAxIqCgZyZWZpbGwYByABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEg0KBW5ldmVyGAggASgIEigKB2hvbGRlcnMYCSADKAsyFy5nb3Zlcm5vci52MS5TbG90SG9sZGVyEhQKDG1vcmVfaG9sZGVycxgKIAEoAyLbAQoKU2xvdEhvbGRlchIQCghsZWFzZV9pZBgBIAEoBBIPCgdub2RlX2lkGAIgASgEEhEKCW5vZGVfbmFtZRgDIAEoCRISCgpzZXNzaW9uX2lkGAQgASgEEisKB2dyYW50ZWQYBSABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEisKB2VuZHNfYnkYBiABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEikKBWJhc2lzGAcgASgOMhouZ292ZXJub3IudjEuRXN0aW1hdGVCYXNpcyKUAQoJV2FpdFBsYWNlEg8KB3dhaXRlcnMYASABKAMSDQoFcGxhY2UYAiABKAMSDgoGcGFya2VkGAMgASgIEhEKCXBhcmtlZF9hdBgEIAEoBBIRCgl0ZW5hbnRfaWQYBSABKAQSDgoGd2VpZ2h0GAYgASgDEhAKCHJvdGF0aW9uGAcgASgDEg8KB3RlbmFudHMYCCABKAMifgoLUnVuRXN0aW1hdGUSCwoDbm93GAEgASgIEiYKAmF0GAIgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIpCgViYXNpcxgDIAMoCzIaLmdvdmVybm9yLnYxLkVzdGltYXRlQm91bmQSDwoHdW5rbm93bhgEIAEoCSKEAQoNRXN0aW1hdGVCb3VuZBIoCgRraW5kGAEgASgOMhouZ292ZXJub3IudjEuRXN0aW1hdGVCYXNpcxIPCgdub2RlX2lkGAIgASgEEhAKCGxlYXNlX2lkGAMgASgEEiYKAmF0GAQgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcCpxCg1SYXRlQWxnb3JpdGhtEh4KGlJBVEVfQUxHT1JJVEhNX1VOU1BFQ0lGSUVEEAASHwobUkFURV9BTEdPUklUSE1fVE9LRU5fQlVDS0VUEAESHwobUkFURV9BTEdPUklUSE1fTEVBS1lfQlVDS0VUEAIqvwEKDENhbGVuZGFyVW5pdBIdChlDQUxFTkRBUl9VTklUX1VOU1BFQ0lGSUVEEAASGAoUQ0FMRU5EQVJfVU5JVF9NSU5VVEUQARIWChJDQUxFTkRBUl9VTklUX0hPVVIQAhIVChFDQUxFTkRBUl9VTklUX0RBWRADEhYKEkNBTEVOREFSX1VOSVRfV0VFSxAEEhcKE0NBTEVOREFSX1VOSVRfTU9OVEgQBRIWChJDQUxFTkRBUl9VTklUX1lFQVIQBipkCg1Db25zdW1lU3RhdHVzEh4KGkNPTlNVTUVfU1RBVFVTX1VOU1BFQ0lGSUVEEAASFQoRQ09OU1VNRV9TVEFUVVNfT0sQARIcChhDT05TVU1FX1NUQVRVU19TQ0hFRFVMRUQQAiqPAQoJTm9kZVN0YXRlEhoKFk5PREVfU1RBVEVfVU5TUEVDSUZJRUQQABIVChFOT0RFX1NUQVRFX0FDVElWRRABEhMKD05PREVfU1RBVEVfRE9ORRACEhgKFE5PREVfU1RBVEVfQ0FOQ0VMTEVEEAMSIAocTk9ERV9TVEFURV9ERUFETElORV9FWENFRURFRBAEKnUKDlJlbGVhc2VPdXRjb21lEh8KG1JFTEVBU0VfT1VUQ09NRV9VTlNQRUNJRklFRBAAEhwKGFJFTEVBU0VfT1VUQ09NRV9SRUxFQVNFRBABEiQKIFJFTEVBU0VfT1VUQ09NRV9BTFJFQURZX1JFTEVBU0VEEAIqpAEKCkxlYXNlU3RhdGUSGwoXTEVBU0VfU1RBVEVfVU5TUEVDSUZJRUQQABIUChBMRUFTRV9TVEFURV9IRUxEEAESGAoUTEVBU0VfU1RBVEVfUkVMRUFTRUQQAhIXChNMRUFTRV9TVEFURV9FWFBJUkVEEAMSFwoTTEVBU0VfU1RBVEVfUkVWT0tFRBAEEhcKE0xFQVNFX1NUQVRFX1VOS05PV04QBSrgAQoRTGVhc2VFbmRlZE91dGNvbWUSIwofTEVBU0VfRU5ERURfT1VUQ09NRV9VTlNQRUNJRklFRBAAEh8KG0xFQVNFX0VOREVEX09VVENPTUVfRVhQSVJFRBABEh8KG0xFQVNFX0VOREVEX09VVENPTUVfUkVWT0tFRBACEiEKHUxFQVNFX0VOREVEX09VVENPTUVfTk9UX09XTkVSEAMSHwobTEVBU0VfRU5ERURfT1VUQ09NRV9VTktOT1dOEAQSIAocTEVBU0VfRU5ERURfT1VUQ09NRV9SRUxFQVNFRBAFKl4KB0NhcEtpbmQSGAoUQ0FQX0tJTkRfVU5TUEVDSUZJRUQQABISCg5DQVBfS0lORF9RVU9UQRABEhEKDUNBUF9LSU5EX1JBVEUQAhISCg5DQVBfS0lORF9MSU1JVBADKqwBCg1Fc3RpbWF0ZUJhc2lzEh4KGkVTVElNQVRFX0JBU0lTX1VOU1BFQ0lGSUVEEAASGwoXRVNUSU1BVEVfQkFTSVNfTUFYX0hPTEQQARIbChdFU1RJTUFURV9CQVNJU19ERUFETElORRACEiEKHUVTVElNQVRFX0JBU0lTX1NFU1NJT05fRVhQSVJZEAMSHgoaRVNUSU1BVEVfQkFTSVNfUkFURV9SRUZJTEwQBDL3CwoPR292ZXJub3JTZXJ2aWNlElAKC09wZW5TZXNzaW9uEh8uZ292ZXJub3IudjEuT3BlblNlc3Npb25SZXF1ZXN0GiAuZ292ZXJub3IudjEuT3BlblNlc3Npb25SZXNwb25zZRJKCglIZWFydGJlYXQSHS5nb3Zlcm5vci52MS5IZWFydGJlYXRSZXF1ZXN0Gh4uZ292ZXJub3IudjEuSGVhcnRiZWF0UmVzcG9uc2USUwoMQ2xvc2VTZXNzaW9uEiAuZ292ZXJub3IudjEuQ2xvc2VTZXNzaW9uUmVxdWVzdBohLmdvdmVybm9yLnYxLkNsb3NlU2Vzc2lvblJlc3BvbnNlEk0KCkNyZWF0ZU5vZGUSHi5nb3Zlcm5vci52MS5DcmVhdGVOb2RlUmVxdWVzdBofLmdvdmVybm9yLnYxLkNyZWF0ZU5vZGVSZXNwb25zZRJNCgpFbnN1cmVOb2RlEh4uZ292ZXJub3IudjEuRW5zdXJlTm9kZVJlcXVlc3QaHy5nb3Zlcm5vci52MS5FbnN1cmVOb2RlUmVzcG9uc2USRAoHR2V0Tm9kZRIbLmdvdmVybm9yLnYxLkdldE5vZGVSZXF1ZXN0GhwuZ292ZXJub3IudjEuR2V0Tm9kZVJlc3BvbnNlEkwKCVdhdGNoTm9kZRIdLmdvdmVybm9yLnYxLldhdGNoTm9kZVJlcXVlc3QaHi5nb3Zlcm5vci52MS5XYXRjaE5vZGVSZXNwb25zZTABEk0KCkNhbmNlbE5vZGUSHi5nb3Zlcm5vci52MS5DYW5jZWxOb2RlUmVxdWVzdBofLmdvdmVybm9yLnYxLkNhbmNlbE5vZGVSZXNwb25zZRJKCglDbG9zZU5vZGUSHS5nb3Zlcm5vci52MS5DbG9zZU5vZGVSZXF1ZXN0Gh4uZ292ZXJub3IudjEuQ2xvc2VOb2RlUmVzcG9uc2USRAoHQ29uc3VtZRIbLmdvdmVybm9yLnYxLkNvbnN1bWVSZXF1ZXN0GhwuZ292ZXJub3IudjEuQ29uc3VtZVJlc3BvbnNlEkQKB0FjcXVpcmUSGy5nb3Zlcm5vci52MS5BY3F1aXJlUmVxdWVzdBocLmdvdmVybm9yLnYxLkFjcXVpcmVSZXNwb25zZRJNCgpUcnlBY3F1aXJlEh4uZ292ZXJub3IudjEuVHJ5QWNxdWlyZVJlcXVlc3QaHy5nb3Zlcm5vci52MS5UcnlBY3F1aXJlUmVzcG9uc2USRAoHUmVsZWFzZRIbLmdvdmVybm9yLnYxLlJlbGVhc2VSZXF1ZXN0GhwuZ292ZXJub3IudjEuUmVsZWFzZVJlc3BvbnNlEkcKCFZhbGlkYXRlEhwuZ292ZXJub3IudjEuVmFsaWRhdGVSZXF1ZXN0Gh0uZ292ZXJub3IudjEuVmFsaWRhdGVSZXNwb25zZRJHCghTZXRRdW90YRIcLmdvdmVybm9yLnYxLlNldFF1b3RhUmVxdWVzdBodLmdvdmVybm9yLnYxLlNldFF1b3RhUmVzcG9uc2USRwoIU2V0TGltaXQSHC5nb3Zlcm5vci52MS5TZXRMaW1pdFJlcXVlc3QaHS5nb3Zlcm5vci52MS5TZXRMaW1pdFJlc3BvbnNlElAKC1NldERlZmF1bHRzEh8uZ292ZXJub3IudjEuU2V0RGVmYXVsdHNSZXF1ZXN0GiAuZ292ZXJub3IudjEuU2V0RGVmYXVsdHNSZXNwb25zZRJECgdTZXRSYXRlEhsuZ292ZXJub3IudjEuU2V0UmF0ZVJlcXVlc3QaHC5nb3Zlcm5vci52MS5TZXRSYXRlUmVzcG9uc2USSgoJUmVzZXRSYXRlEh0uZ292ZXJub3IudjEuUmVzZXRSYXRlUmVxdWVzdBoeLmdvdmVybm9yLnYxLlJlc2V0UmF0ZVJlc3BvbnNlEkQKB0V4cGxhaW4SGy5nb3Zlcm5vci52MS5FeHBsYWluUmVxdWVzdBocLmdvdmVybm9yLnYxLkV4cGxhaW5SZXNwb25zZUI7Wjlnb3Zlcm5vci5kZXYvZ292ZXJub3IvaW50ZXJuYWwvZ2VuL2dvdmVybm9yL3YxO2dvdmVybm9ydjFiBnByb3RvMw", [file_google_protobuf_duration, file_google_protobuf_timestamp]);
 
 /**
  * NodeSpec describes a node to create.
@@ -318,6 +318,13 @@ export type ClassUsage = Message<"governor.v1.ClassUsage"> & {
    * @generated from field: int64 held = 2;
    */
   held: bigint;
+
+  /**
+   * Acquires queued on this node itself, waiting for a slot.
+   *
+   * @generated from field: int64 waiting = 3;
+   */
+  waiting: bigint;
 };
 
 /**
@@ -887,11 +894,26 @@ export type GetNodeRequest = Message<"governor.v1.GetNodeRequest"> & {
   nodeId: bigint;
 
   /**
-   * Also describe the node's active children.
+   * Also describe one page of the node's children, in id order.
    *
    * @generated from field: bool include_children = 2;
    */
   includeChildren: boolean;
+
+  /**
+   * At most this many children; 0: 1,000. More than 5,000: InvalidArgument.
+   *
+   * @generated from field: uint32 page_size = 3;
+   */
+  pageSize: number;
+
+  /**
+   * Only children whose ids are above this: 0 for the first page, then the
+   * previous answer's next_cursor.
+   *
+   * @generated from field: uint64 cursor = 4;
+   */
+  cursor: bigint;
 };
 
 /**
@@ -921,6 +943,13 @@ export type GetNodeResponse = Message<"governor.v1.GetNodeResponse"> & {
    * @generated from field: repeated governor.v1.NodeInfo children = 2;
    */
   children: NodeInfo[];
+
+  /**
+   * The cursor of the next page of children; 0 when this page is the last.
+   *
+   * @generated from field: uint64 next_cursor = 3;
+   */
+  nextCursor: bigint;
 };
 
 /**
@@ -963,6 +992,16 @@ export type WatchNodeRequest = Message<"governor.v1.WatchNodeRequest"> & {
    * @generated from field: bool created_by_session = 3;
    */
   createdBySession: boolean;
+
+  /**
+   * Also send the watched node's use against its caps (and, with subtree,
+   * each descendant's) whenever it changes: a message with usage set. The
+   * changes of 100 ms are sent together, once they are on record, one
+   * message per node that changed. Not with created_by_session.
+   *
+   * @generated from field: bool usage = 4;
+   */
+  usage: boolean;
 };
 
 /**
@@ -1018,11 +1057,20 @@ export type WatchNodeResponse = Message<"governor.v1.WatchNodeResponse"> & {
   endedReason: string;
 
   /**
-   * When the change happened, by the server's clock.
+   * When the change happened, by the server's clock; unset on a usage
+   * message.
    *
    * @generated from field: google.protobuf.Timestamp changed_at = 6;
    */
   changedAt?: Timestamp | undefined;
+
+  /**
+   * For a watch with usage: the node as it is now, with its use against its
+   * caps. A message with usage set reports use, not a change of state.
+   *
+   * @generated from field: governor.v1.NodeInfo usage = 7;
+   */
+  usage?: NodeInfo | undefined;
 };
 
 /**
@@ -1329,6 +1377,71 @@ export const AcquireResponseSchema: GenMessage<AcquireResponse> = /*@__PURE__*/
   messageDesc(file_governor_v1_governor, 32);
 
 /**
+ * TryAcquireRequest asks for one slot of a concurrency class, only if one
+ * is free now.
+ *
+ * @generated from message governor.v1.TryAcquireRequest
+ */
+export type TryAcquireRequest = Message<"governor.v1.TryAcquireRequest"> & {
+  /**
+   * The node; 0: the caller's scope node.
+   *
+   * @generated from field: uint64 node_id = 1;
+   */
+  nodeId: bigint;
+
+  /**
+   * Concurrency class.
+   *
+   * @generated from field: string class = 2;
+   */
+  class: string;
+
+  /**
+   * Longest the lease may be held once granted. Unset: as long as the
+   * session and node live.
+   *
+   * @generated from field: google.protobuf.Duration max_hold = 3;
+   */
+  maxHold?: Duration | undefined;
+
+  /**
+   * Caller's id for this change; see the service comment.
+   *
+   * @generated from field: string request_id = 4;
+   */
+  requestId: string;
+};
+
+/**
+ * Describes the message governor.v1.TryAcquireRequest.
+ * Use `create(TryAcquireRequestSchema)` to create a new message.
+ */
+export const TryAcquireRequestSchema: GenMessage<TryAcquireRequest> = /*@__PURE__*/
+  messageDesc(file_governor_v1_governor, 33);
+
+/**
+ * TryAcquireResponse carries the granted lease.
+ *
+ * @generated from message governor.v1.TryAcquireResponse
+ */
+export type TryAcquireResponse = Message<"governor.v1.TryAcquireResponse"> & {
+  /**
+   * The lease.
+   *
+   * @generated from field: governor.v1.Lease lease = 1;
+   */
+  lease?: Lease | undefined;
+};
+
+/**
+ * Describes the message governor.v1.TryAcquireResponse.
+ * Use `create(TryAcquireResponseSchema)` to create a new message.
+ */
+export const TryAcquireResponseSchema: GenMessage<TryAcquireResponse> = /*@__PURE__*/
+  messageDesc(file_governor_v1_governor, 34);
+
+/**
  * ReleaseRequest returns a lease held by the caller's session.
  *
  * @generated from message governor.v1.ReleaseRequest
@@ -1369,7 +1482,7 @@ export type ReleaseRequest = Message<"governor.v1.ReleaseRequest"> & {
  * Use `create(ReleaseRequestSchema)` to create a new message.
  */
 export const ReleaseRequestSchema: GenMessage<ReleaseRequest> = /*@__PURE__*/
-  messageDesc(file_governor_v1_governor, 33);
+  messageDesc(file_governor_v1_governor, 35);
 
 /**
  * ReleaseResponse says how the release went.
@@ -1390,7 +1503,7 @@ export type ReleaseResponse = Message<"governor.v1.ReleaseResponse"> & {
  * Use `create(ReleaseResponseSchema)` to create a new message.
  */
 export const ReleaseResponseSchema: GenMessage<ReleaseResponse> = /*@__PURE__*/
-  messageDesc(file_governor_v1_governor, 34);
+  messageDesc(file_governor_v1_governor, 36);
 
 /**
  * ValidateRequest names a lease to check.
@@ -1411,7 +1524,7 @@ export type ValidateRequest = Message<"governor.v1.ValidateRequest"> & {
  * Use `create(ValidateRequestSchema)` to create a new message.
  */
 export const ValidateRequestSchema: GenMessage<ValidateRequest> = /*@__PURE__*/
-  messageDesc(file_governor_v1_governor, 35);
+  messageDesc(file_governor_v1_governor, 37);
 
 /**
  * ValidateResponse reports a lease's state at the moment of the call.
@@ -1453,7 +1566,7 @@ export type ValidateResponse = Message<"governor.v1.ValidateResponse"> & {
  * Use `create(ValidateResponseSchema)` to create a new message.
  */
 export const ValidateResponseSchema: GenMessage<ValidateResponse> = /*@__PURE__*/
-  messageDesc(file_governor_v1_governor, 36);
+  messageDesc(file_governor_v1_governor, 38);
 
 /**
  * SetQuotaRequest sets or removes a cap.
@@ -1496,7 +1609,7 @@ export type SetQuotaRequest = Message<"governor.v1.SetQuotaRequest"> & {
  * Use `create(SetQuotaRequestSchema)` to create a new message.
  */
 export const SetQuotaRequestSchema: GenMessage<SetQuotaRequest> = /*@__PURE__*/
-  messageDesc(file_governor_v1_governor, 37);
+  messageDesc(file_governor_v1_governor, 39);
 
 /**
  * SetQuotaResponse describes the node after the change.
@@ -1517,7 +1630,7 @@ export type SetQuotaResponse = Message<"governor.v1.SetQuotaResponse"> & {
  * Use `create(SetQuotaResponseSchema)` to create a new message.
  */
 export const SetQuotaResponseSchema: GenMessage<SetQuotaResponse> = /*@__PURE__*/
-  messageDesc(file_governor_v1_governor, 38);
+  messageDesc(file_governor_v1_governor, 40);
 
 /**
  * SetLimitRequest sets or removes a concurrency limit. Lowering a limit
@@ -1561,7 +1674,7 @@ export type SetLimitRequest = Message<"governor.v1.SetLimitRequest"> & {
  * Use `create(SetLimitRequestSchema)` to create a new message.
  */
 export const SetLimitRequestSchema: GenMessage<SetLimitRequest> = /*@__PURE__*/
-  messageDesc(file_governor_v1_governor, 39);
+  messageDesc(file_governor_v1_governor, 41);
 
 /**
  * SetLimitResponse describes the node after the change.
@@ -1582,7 +1695,7 @@ export type SetLimitResponse = Message<"governor.v1.SetLimitResponse"> & {
  * Use `create(SetLimitResponseSchema)` to create a new message.
  */
 export const SetLimitResponseSchema: GenMessage<SetLimitResponse> = /*@__PURE__*/
-  messageDesc(file_governor_v1_governor, 40);
+  messageDesc(file_governor_v1_governor, 42);
 
 /**
  * SetDefaultsRequest replaces a node's defaults for its new children.
@@ -1617,7 +1730,7 @@ export type SetDefaultsRequest = Message<"governor.v1.SetDefaultsRequest"> & {
  * Use `create(SetDefaultsRequestSchema)` to create a new message.
  */
 export const SetDefaultsRequestSchema: GenMessage<SetDefaultsRequest> = /*@__PURE__*/
-  messageDesc(file_governor_v1_governor, 41);
+  messageDesc(file_governor_v1_governor, 43);
 
 /**
  * SetDefaultsResponse describes the node after the change.
@@ -1638,7 +1751,7 @@ export type SetDefaultsResponse = Message<"governor.v1.SetDefaultsResponse"> & {
  * Use `create(SetDefaultsResponseSchema)` to create a new message.
  */
 export const SetDefaultsResponseSchema: GenMessage<SetDefaultsResponse> = /*@__PURE__*/
-  messageDesc(file_governor_v1_governor, 42);
+  messageDesc(file_governor_v1_governor, 44);
 
 /**
  * SetRateRequest sets or removes a rate cap. A change keeps the bucket's
@@ -1684,7 +1797,7 @@ export type SetRateRequest = Message<"governor.v1.SetRateRequest"> & {
  * Use `create(SetRateRequestSchema)` to create a new message.
  */
 export const SetRateRequestSchema: GenMessage<SetRateRequest> = /*@__PURE__*/
-  messageDesc(file_governor_v1_governor, 43);
+  messageDesc(file_governor_v1_governor, 45);
 
 /**
  * SetRateResponse describes the node after the change.
@@ -1705,7 +1818,7 @@ export type SetRateResponse = Message<"governor.v1.SetRateResponse"> & {
  * Use `create(SetRateResponseSchema)` to create a new message.
  */
 export const SetRateResponseSchema: GenMessage<SetRateResponse> = /*@__PURE__*/
-  messageDesc(file_governor_v1_governor, 44);
+  messageDesc(file_governor_v1_governor, 46);
 
 /**
  * ResetRateRequest refills a rate cap.
@@ -1741,7 +1854,7 @@ export type ResetRateRequest = Message<"governor.v1.ResetRateRequest"> & {
  * Use `create(ResetRateRequestSchema)` to create a new message.
  */
 export const ResetRateRequestSchema: GenMessage<ResetRateRequest> = /*@__PURE__*/
-  messageDesc(file_governor_v1_governor, 45);
+  messageDesc(file_governor_v1_governor, 47);
 
 /**
  * ResetRateResponse describes the node after the change.
@@ -1762,7 +1875,7 @@ export type ResetRateResponse = Message<"governor.v1.ResetRateResponse"> & {
  * Use `create(ResetRateResponseSchema)` to create a new message.
  */
 export const ResetRateResponseSchema: GenMessage<ResetRateResponse> = /*@__PURE__*/
-  messageDesc(file_governor_v1_governor, 46);
+  messageDesc(file_governor_v1_governor, 48);
 
 /**
  * Denial is the error detail of a refused consume: the cap that was hit.
@@ -1864,7 +1977,7 @@ export type Denial = Message<"governor.v1.Denial"> & {
  * Use `create(DenialSchema)` to create a new message.
  */
 export const DenialSchema: GenMessage<Denial> = /*@__PURE__*/
-  messageDesc(file_governor_v1_governor, 47);
+  messageDesc(file_governor_v1_governor, 49);
 
 /**
  * LeaseEnded is the error detail of a call naming a lease that cannot be
@@ -1893,7 +2006,7 @@ export type LeaseEnded = Message<"governor.v1.LeaseEnded"> & {
  * Use `create(LeaseEndedSchema)` to create a new message.
  */
 export const LeaseEndedSchema: GenMessage<LeaseEnded> = /*@__PURE__*/
-  messageDesc(file_governor_v1_governor, 48);
+  messageDesc(file_governor_v1_governor, 50);
 
 /**
  * BadField is the error detail of an invalid argument.
@@ -1921,7 +2034,411 @@ export type BadField = Message<"governor.v1.BadField"> & {
  * Use `create(BadFieldSchema)` to create a new message.
  */
 export const BadFieldSchema: GenMessage<BadField> = /*@__PURE__*/
-  messageDesc(file_governor_v1_governor, 49);
+  messageDesc(file_governor_v1_governor, 51);
+
+/**
+ * ExplainRequest names a node and a resource or class.
+ *
+ * @generated from message governor.v1.ExplainRequest
+ */
+export type ExplainRequest = Message<"governor.v1.ExplainRequest"> & {
+  /**
+   * The node; 0: the caller's scope node.
+   *
+   * @generated from field: uint64 node_id = 1;
+   */
+  nodeId: bigint;
+
+  /**
+   * A resource or a class; a name that is both is explained as both.
+   *
+   * @generated from field: string name = 2;
+   */
+  name: string;
+
+  /**
+   * The amount of the resource the caps are checked for; 0 means 1.
+   *
+   * @generated from field: int64 amount = 3;
+   */
+  amount: bigint;
+};
+
+/**
+ * Describes the message governor.v1.ExplainRequest.
+ * Use `create(ExplainRequestSchema)` to create a new message.
+ */
+export const ExplainRequestSchema: GenMessage<ExplainRequest> = /*@__PURE__*/
+  messageDesc(file_governor_v1_governor, 52);
+
+/**
+ * ExplainResponse is the explanation.
+ *
+ * @generated from message governor.v1.ExplainResponse
+ */
+export type ExplainResponse = Message<"governor.v1.ExplainResponse"> & {
+  /**
+   * The node explained.
+   *
+   * @generated from field: uint64 node_id = 1;
+   */
+  nodeId: bigint;
+
+  /**
+   * The resource or class explained.
+   *
+   * @generated from field: string name = 2;
+   */
+  name: string;
+
+  /**
+   * The amount the caps were checked for.
+   *
+   * @generated from field: int64 amount = 3;
+   */
+  amount: bigint;
+
+  /**
+   * The time the explanation holds at.
+   *
+   * @generated from field: google.protobuf.Timestamp now = 4;
+   */
+  now?: Timestamp | undefined;
+
+  /**
+   * Every cap on the node's chain that binds now, from the node up.
+   *
+   * @generated from field: repeated governor.v1.BindingCap caps = 5;
+   */
+  caps: BindingCap[];
+
+  /**
+   * The acquires of the class queued on the node itself; unset when none.
+   *
+   * @generated from field: governor.v1.WaitPlace waiting = 6;
+   */
+  waiting?: WaitPlace | undefined;
+
+  /**
+   * When it could go ahead.
+   *
+   * @generated from field: governor.v1.RunEstimate estimate = 7;
+   */
+  estimate?: RunEstimate | undefined;
+};
+
+/**
+ * Describes the message governor.v1.ExplainResponse.
+ * Use `create(ExplainResponseSchema)` to create a new message.
+ */
+export const ExplainResponseSchema: GenMessage<ExplainResponse> = /*@__PURE__*/
+  messageDesc(file_governor_v1_governor, 53);
+
+/**
+ * BindingCap is one cap that binds now. A cap on a node above the caller's
+ * scope is shared: only its kind is told.
+ *
+ * @generated from message governor.v1.BindingCap
+ */
+export type BindingCap = Message<"governor.v1.BindingCap"> & {
+  /**
+   * The kind of cap.
+   *
+   * @generated from field: governor.v1.CapKind kind = 1;
+   */
+  kind: CapKind;
+
+  /**
+   * The cap is on a node above the caller's scope.
+   *
+   * @generated from field: bool shared = 2;
+   */
+  shared: boolean;
+
+  /**
+   * The node that holds the cap; 0 when shared.
+   *
+   * @generated from field: uint64 node_id = 3;
+   */
+  nodeId: bigint;
+
+  /**
+   * Its name; empty when shared.
+   *
+   * @generated from field: string node_name = 4;
+   */
+  nodeName: string;
+
+  /**
+   * A quota's use, a limit's leases held, a rate cap's units charged.
+   *
+   * @generated from field: int64 used = 5;
+   */
+  used: bigint;
+
+  /**
+   * A quota's cap, a limit's slots, a rate cap's limit.
+   *
+   * @generated from field: int64 limit = 6;
+   */
+  limit: bigint;
+
+  /**
+   * When a rate cap admits the amount again; unset when it never can.
+   *
+   * @generated from field: google.protobuf.Timestamp refill = 7;
+   */
+  refill?: Timestamp | undefined;
+
+  /**
+   * A rate cap can never admit the amount: it is more than it holds.
+   *
+   * @generated from field: bool never = 8;
+   */
+  never: boolean;
+
+  /**
+   * The leases holding a limit's slots, earliest to end first (at most 32).
+   *
+   * @generated from field: repeated governor.v1.SlotHolder holders = 9;
+   */
+  holders: SlotHolder[];
+
+  /**
+   * Holders not listed.
+   *
+   * @generated from field: int64 more_holders = 10;
+   */
+  moreHolders: bigint;
+};
+
+/**
+ * Describes the message governor.v1.BindingCap.
+ * Use `create(BindingCapSchema)` to create a new message.
+ */
+export const BindingCapSchema: GenMessage<BindingCap> = /*@__PURE__*/
+  messageDesc(file_governor_v1_governor, 54);
+
+/**
+ * SlotHolder is a lease holding a slot of a binding limit.
+ *
+ * @generated from message governor.v1.SlotHolder
+ */
+export type SlotHolder = Message<"governor.v1.SlotHolder"> & {
+  /**
+   * The lease.
+   *
+   * @generated from field: uint64 lease_id = 1;
+   */
+  leaseId: bigint;
+
+  /**
+   * The node it was acquired on.
+   *
+   * @generated from field: uint64 node_id = 2;
+   */
+  nodeId: bigint;
+
+  /**
+   * That node's name.
+   *
+   * @generated from field: string node_name = 3;
+   */
+  nodeName: string;
+
+  /**
+   * The session holding it.
+   *
+   * @generated from field: uint64 session_id = 4;
+   */
+  sessionId: bigint;
+
+  /**
+   * When it was granted.
+   *
+   * @generated from field: google.protobuf.Timestamp granted = 5;
+   */
+  granted?: Timestamp | undefined;
+
+  /**
+   * The earliest instant the lease must end; unset when nothing bounds it.
+   *
+   * @generated from field: google.protobuf.Timestamp ends_by = 6;
+   */
+  endsBy?: Timestamp | undefined;
+
+  /**
+   * Why it must end by then.
+   *
+   * @generated from field: governor.v1.EstimateBasis basis = 7;
+   */
+  basis: EstimateBasis;
+};
+
+/**
+ * Describes the message governor.v1.SlotHolder.
+ * Use `create(SlotHolderSchema)` to create a new message.
+ */
+export const SlotHolderSchema: GenMessage<SlotHolder> = /*@__PURE__*/
+  messageDesc(file_governor_v1_governor, 55);
+
+/**
+ * WaitPlace is where a node's queued acquires of a class stand.
+ *
+ * @generated from message governor.v1.WaitPlace
+ */
+export type WaitPlace = Message<"governor.v1.WaitPlace"> & {
+  /**
+   * Acquires of the class queued on the node itself.
+   *
+   * @generated from field: int64 waiters = 1;
+   */
+  waiters: bigint;
+
+  /**
+   * The first one's place in its tenant's queue, 1 being next: among the
+   * acquires that may fit, or, while parked, among those parked behind the
+   * same full limit.
+   *
+   * @generated from field: int64 place = 2;
+   */
+  place: bigint;
+
+  /**
+   * It is parked behind a full limit inside its tenant.
+   *
+   * @generated from field: bool parked = 3;
+   */
+  parked: boolean;
+
+  /**
+   * The node whose full limit parks it, when in the caller's scope.
+   *
+   * @generated from field: uint64 parked_at = 4;
+   */
+  parkedAt: bigint;
+
+  /**
+   * The tenant whose queue it waits in, when in the caller's scope.
+   *
+   * @generated from field: uint64 tenant_id = 5;
+   */
+  tenantId: bigint;
+
+  /**
+   * The tenant's weight in the fair rotation.
+   *
+   * @generated from field: int64 weight = 6;
+   */
+  weight: bigint;
+
+  /**
+   * The tenant's place in the rotation, 1 being served next; 0 when out of
+   * it (its own limit is full, or nothing of it fits).
+   *
+   * @generated from field: int64 rotation = 7;
+   */
+  rotation: bigint;
+
+  /**
+   * Tenants in the rotation.
+   *
+   * @generated from field: int64 tenants = 8;
+   */
+  tenants: bigint;
+};
+
+/**
+ * Describes the message governor.v1.WaitPlace.
+ * Use `create(WaitPlaceSchema)` to create a new message.
+ */
+export const WaitPlaceSchema: GenMessage<WaitPlace> = /*@__PURE__*/
+  messageDesc(file_governor_v1_governor, 56);
+
+/**
+ * RunEstimate is when the thing explained could go ahead at the latest, if
+ * no other waiter takes the room first.
+ *
+ * @generated from message governor.v1.RunEstimate
+ */
+export type RunEstimate = Message<"governor.v1.RunEstimate"> & {
+  /**
+   * Nothing binds: it could go ahead now.
+   *
+   * @generated from field: bool now = 1;
+   */
+  now: boolean;
+
+  /**
+   * The estimate; unset when unknown.
+   *
+   * @generated from field: google.protobuf.Timestamp at = 2;
+   */
+  at?: Timestamp | undefined;
+
+  /**
+   * What the estimate rests on, earliest first.
+   *
+   * @generated from field: repeated governor.v1.EstimateBound basis = 3;
+   */
+  basis: EstimateBound[];
+
+  /**
+   * Why there is no estimate, when there is none.
+   *
+   * @generated from field: string unknown = 4;
+   */
+  unknown: string;
+};
+
+/**
+ * Describes the message governor.v1.RunEstimate.
+ * Use `create(RunEstimateSchema)` to create a new message.
+ */
+export const RunEstimateSchema: GenMessage<RunEstimate> = /*@__PURE__*/
+  messageDesc(file_governor_v1_governor, 57);
+
+/**
+ * EstimateBound is one bound an estimate rests on.
+ *
+ * @generated from message governor.v1.EstimateBound
+ */
+export type EstimateBound = Message<"governor.v1.EstimateBound"> & {
+  /**
+   * What the bound is.
+   *
+   * @generated from field: governor.v1.EstimateBasis kind = 1;
+   */
+  kind: EstimateBasis;
+
+  /**
+   * The node holding the cap.
+   *
+   * @generated from field: uint64 node_id = 2;
+   */
+  nodeId: bigint;
+
+  /**
+   * The holder whose end frees the slot, for a limit.
+   *
+   * @generated from field: uint64 lease_id = 3;
+   */
+  leaseId: bigint;
+
+  /**
+   * When the cap frees the room needed.
+   *
+   * @generated from field: google.protobuf.Timestamp at = 4;
+   */
+  at?: Timestamp | undefined;
+};
+
+/**
+ * Describes the message governor.v1.EstimateBound.
+ * Use `create(EstimateBoundSchema)` to create a new message.
+ */
+export const EstimateBoundSchema: GenMessage<EstimateBound> = /*@__PURE__*/
+  messageDesc(file_governor_v1_governor, 58);
 
 /**
  * RateAlgorithm is how a rate cap refills.
@@ -2250,6 +2767,95 @@ export const LeaseEndedOutcomeSchema: GenEnum<LeaseEndedOutcome> = /*@__PURE__*/
   enumDesc(file_governor_v1_governor, 6);
 
 /**
+ * CapKind is a kind of cap.
+ *
+ * @generated from enum governor.v1.CapKind
+ */
+export enum CapKind {
+  /**
+   * Not set.
+   *
+   * @generated from enum value: CAP_KIND_UNSPECIFIED = 0;
+   */
+  UNSPECIFIED = 0,
+
+  /**
+   * A quota: used against its cap.
+   *
+   * @generated from enum value: CAP_KIND_QUOTA = 1;
+   */
+  QUOTA = 1,
+
+  /**
+   * A rate cap: units charged in its refill against its limit.
+   *
+   * @generated from enum value: CAP_KIND_RATE = 2;
+   */
+  RATE = 2,
+
+  /**
+   * A concurrency limit: leases held against its slots.
+   *
+   * @generated from enum value: CAP_KIND_LIMIT = 3;
+   */
+  LIMIT = 3,
+}
+
+/**
+ * Describes the enum governor.v1.CapKind.
+ */
+export const CapKindSchema: GenEnum<CapKind> = /*@__PURE__*/
+  enumDesc(file_governor_v1_governor, 7);
+
+/**
+ * EstimateBasis is what an estimate rests on.
+ *
+ * @generated from enum governor.v1.EstimateBasis
+ */
+export enum EstimateBasis {
+  /**
+   * Nothing bounds it.
+   *
+   * @generated from enum value: ESTIMATE_BASIS_UNSPECIFIED = 0;
+   */
+  UNSPECIFIED = 0,
+
+  /**
+   * A holder's max hold runs out.
+   *
+   * @generated from enum value: ESTIMATE_BASIS_MAX_HOLD = 1;
+   */
+  MAX_HOLD = 1,
+
+  /**
+   * A holder's node reaches its deadline.
+   *
+   * @generated from enum value: ESTIMATE_BASIS_DEADLINE = 2;
+   */
+  DEADLINE = 2,
+
+  /**
+   * A holder's session expires unless renewed.
+   *
+   * @generated from enum value: ESTIMATE_BASIS_SESSION_EXPIRY = 3;
+   */
+  SESSION_EXPIRY = 3,
+
+  /**
+   * A rate cap refills.
+   *
+   * @generated from enum value: ESTIMATE_BASIS_RATE_REFILL = 4;
+   */
+  RATE_REFILL = 4,
+}
+
+/**
+ * Describes the enum governor.v1.EstimateBasis.
+ */
+export const EstimateBasisSchema: GenEnum<EstimateBasis> = /*@__PURE__*/
+  enumDesc(file_governor_v1_governor, 8);
+
+/**
  * GovernorService decides how much work a tree of tasks may create.
  *
  * Identifiers. Nodes, sessions and leases take their ids from one counter
@@ -2399,6 +3005,21 @@ export const GovernorService: GenService<{
     output: typeof AcquireResponseSchema;
   },
   /**
+   * TryAcquire takes one slot of a concurrency class on the node's whole
+   * chain if one is free now, and otherwise answers at once with
+   * RESOURCE_EXHAUSTED instead of waiting. Its request ids are Acquire's:
+   * an id remembered from an Acquire or TryAcquire with the same node, class
+   * and max_hold answers with that lease, so asking again with the id of an
+   * Acquire whose caller went away finds a grant the caller never received.
+   *
+   * @generated from rpc governor.v1.GovernorService.TryAcquire
+   */
+  tryAcquire: {
+    methodKind: "unary";
+    input: typeof TryAcquireRequestSchema;
+    output: typeof TryAcquireResponseSchema;
+  },
+  /**
    * Release returns a lease and reports how the downstream behaved.
    *
    * @generated from rpc governor.v1.GovernorService.Release
@@ -2469,6 +3090,18 @@ export const GovernorService: GenService<{
     methodKind: "unary";
     input: typeof ResetRateRequestSchema;
     output: typeof ResetRateResponseSchema;
+  },
+  /**
+   * Explain says why a node cannot have more of a resource or one more
+   * lease of a class now: every cap on its chain that binds, where its
+   * queued acquires stand, and when it could go ahead. It changes nothing.
+   *
+   * @generated from rpc governor.v1.GovernorService.Explain
+   */
+  explain: {
+    methodKind: "unary";
+    input: typeof ExplainRequestSchema;
+    output: typeof ExplainResponseSchema;
   },
 }> = /*@__PURE__*/
   serviceDesc(file_governor_v1_governor, 0);
