@@ -171,8 +171,8 @@ func TestExplainHidesOtherTenants(t *testing.T) {
 	if err != nil || len(x.Caps) != 1 || len(x.Caps[0].Holders) != 1 || x.Caps[0].Holders[0].NodeName != "secret-job" {
 		t.Errorf("the daemon sees %+v (%v), want the holder on secret-job", x.Caps, err)
 	}
-	if _, err := f.e.Explain(&Call{Session: sa}, tb, "gpu", 0); !errors.Is(err, ErrForbidden) {
-		t.Errorf("tenant a explaining tenant b: %v, want ErrForbidden", err)
+	if _, err := f.e.Explain(&Call{Session: sa}, tb, "gpu", 0); !errors.Is(err, ErrNotFound) {
+		t.Errorf("tenant a explaining tenant b: %v, want ErrNotFound", err)
 	}
 }
 
