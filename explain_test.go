@@ -3,6 +3,7 @@ package governor
 import (
 	"context"
 	"errors"
+	"fmt"
 	"testing"
 	"time"
 )
@@ -80,4 +81,50 @@ func TestClientExplainsAWaitingAcquire(t *testing.T) {
 	if _, err := c.Explain(ctx, tk.ID(), "Bad Name", 0); !errors.Is(err, ErrInvalid) {
 		t.Errorf("a bad name: %v, want ErrInvalid", err)
 	}
+}
+
+func ExampleDeniedError_Explain() {
+	addr, stop := exampleGovernord()
+	defer stop()
+	client, err := Dial(context.Background(), WithAddr(addr), WithAPIKey(teamKey))
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	defer client.Close()
+	ctx, task, err := client.NewTask(context.Background(), Spec{Name: "crawl", Quotas: map[string]int64{"http": 2}})
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	defer task.Close()
+	sub, page, err := NewTask(ctx, Spec{Name: "page", Quotas: map[string]int64{"http": 2}})
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	defer page.Close()
+	_, _ = Consume(sub, "http", 2)
+
+	// The refusal names the first cap it met; its explanation lists
+	// every cap on the chain that binds, and when it could go ahead.
+	_, err = Consume(sub, "http", 1)
+	var denied *DeniedError
+	if !errors.As(err, &denied) {
+		fmt.Println(err)
+		return
+	}
+	x, err := denied.Explain(context.Background())
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	for _, c := range x.Caps {
+		fmt.Printf("%s on %s: %d of %d used\n", c.Kind, c.NodeName, c.Used, c.Limit)
+	}
+	fmt.Println("estimate known:", !x.Estimate.At.IsZero())
+	// Output:
+	// quota on page: 2 of 2 used
+	// quota on crawl: 2 of 2 used
+	// estimate known: false
 }

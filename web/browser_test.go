@@ -41,17 +41,23 @@ func TestDashboardShowsOnlyTheKeysSubtreeLive(t *testing.T) {
 		t.Fatalf("team-a's tree shows team-b's nodes:\n%s", html)
 	}
 	run(t, ctx, "see a-job's quota", within(2*time.Second, textIs(bar(job, "quota:tokens"), "0 / 10")))
-	if _, err := a.Consume(context.Background(), connect.NewRequest(&governorv1.ConsumeRequest{NodeId: job, Resource: "tokens", Amount: 4})); err != nil {
+	box := fmt.Sprintf(`[...document.querySelectorAll(%q)].map(e => { const r = e.getBoundingClientRect(); return [r.x, r.y, r.width, r.height].join(" ") }).join("; ")`,
+		fmt.Sprintf(`li[data-id="%d"] > .row, li[data-id="%d"] > .row .track, li[data-id="%d"] > .row .num`, job, job, job))
+	before := get(t, ctx, "measure a-job's row", chromedp.Evaluate[string](box))
+	if _, err := a.Consume(context.Background(), connect.NewRequest(&governorv1.ConsumeRequest{NodeId: job, Resource: "tokens", Amount: 10})); err != nil {
 		t.Fatal(err)
 	}
-	run(t, ctx, "the bar moves within 1s", within(time.Second, textIs(bar(job, "quota:tokens"), "4 / 10")))
+	run(t, ctx, "the bar moves within 1s", within(time.Second, textIs(bar(job, "quota:tokens"), "10 / 10")))
+	if after := get(t, ctx, "measure a-job's row again", chromedp.Evaluate[string](box)); after != before {
+		t.Errorf("a-job's row moved or changed size when its numbers changed: %s, then %s", before, after)
+	}
 	next := s.node(a, &governorv1.NodeSpec{Name: "a-next"})
 	run(t, ctx, "a new node appears within 1s", within(time.Second, fmt.Sprintf("!!document.querySelector(%q)", row(next))))
 	s.node(b, &governorv1.NodeSpec{Name: "b-later"})
 	if _, err := b.Consume(context.Background(), connect.NewRequest(&governorv1.ConsumeRequest{Resource: "tokens", Amount: 1})); err != nil {
 		t.Fatal(err)
 	}
-	run(t, ctx, "a-job's bar", within(time.Second, textIs(bar(job, "quota:tokens"), "4 / 10")))
+	run(t, ctx, "a-job's bar", within(time.Second, textIs(bar(job, "quota:tokens"), "10 / 10")))
 	time.Sleep(300 * time.Millisecond) // what team-b did would have arrived by now
 	html = get(t, ctx, "read the tree", chromedp.OuterHTML(chromedp.CSS("#tree")))
 	if strings.Contains(html, "b-later") || strings.Contains(html, "b-secret") {

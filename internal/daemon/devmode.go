@@ -64,6 +64,9 @@ func printWelcome(w io.Writer, cfg *config.Config, keys DevKeys, d *Daemon) {
 	}
 	fmt.Fprintf(w, "governord is running in development mode: loopback only, plain text.\n\n")
 	fmt.Fprintf(w, "  API              http://%s\n", api)
+	if cfg.Dashboard {
+		fmt.Fprintf(w, "  dashboard        http://%s/ui/ (sign in with a key below)\n", api)
+	}
 	if metrics != nil {
 		fmt.Fprintf(w, "  metrics          http://%s/metrics\n", metrics)
 	}

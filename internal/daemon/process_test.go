@@ -2,7 +2,9 @@ package daemon
 
 import (
 	"context"
+	"io"
 	"net"
+	"net/http"
 	"net/url"
 	"os"
 	"os/exec"
@@ -42,6 +44,7 @@ func TestDevModeServesAConsumeWithThePrintedKey(t *testing.T) {
 			t.Fatalf("start %d: remaining %q after %d consumes of %d", start, answer.Remaining, spent, devBudget)
 		}
 		spent += runPrintedCurl(t, out)
+		openPrintedDashboard(t, out)
 		p.Signal(syscall.SIGTERM)
 		if code := p.Wait(30 * time.Second); code != 0 {
 			t.Fatalf("start %d: exit code %d after SIGTERM\n%s", start, code, p.Output())
@@ -56,6 +59,26 @@ func TestDevModeServesAConsumeWithThePrintedKey(t *testing.T) {
 		t.Fatalf("no record in the working directory: %v", err)
 	}
 }
+
+// openPrintedDashboard fetches the dashboard at the address development
+// mode printed.
+func openPrintedDashboard(t *testing.T, out string) {
+	t.Helper()
+	m := dashboardLine.FindStringSubmatch(out)
+	if m == nil {
+		t.Fatalf("development mode printed no dashboard address:\n%s", out)
+	}
+	res, err := http.Get(m[1])
+	must(t, err)
+	body, err := io.ReadAll(res.Body)
+	res.Body.Close()
+	must(t, err)
+	if res.StatusCode != http.StatusOK || !strings.Contains(string(body), "<title>Governor</title>") {
+		t.Fatalf("GET %s: %d\n%s", m[1], res.StatusCode, body)
+	}
+}
+
+var dashboardLine = regexp.MustCompile(`(?m)^\s+dashboard\s+(http://\S+/ui/)`)
 
 // runPrintedCurl runs the curl command development mode printed, as a user
 // would paste it, and returns how many units it spent (0 without curl).

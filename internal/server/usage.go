@@ -117,8 +117,11 @@ func (h *hub) revokedLocked(n *mnode) {
 // watchers that follow them: a watcher of an ancestor a learns of every
 // node from id up to a (with subtree), a watcher of id of id alone.
 func (h *hub) changedLocked(id engine.ID) {
+	if len(h.usage.watchers) == 0 {
+		return
+	}
 	n := h.nodes[id]
-	if n == nil || len(h.usage.watchers) == 0 {
+	if n == nil {
 		return
 	}
 	var path []*mnode

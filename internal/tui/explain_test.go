@@ -22,7 +22,7 @@ func TestScreenExplainsTheSelectedNode(t *testing.T) {
 	tm.Send(key("x"))
 	see(t, tm, "why run-a waits or is refused", `quota on "run-a"`, "5 of 5 used", "estimate: unknown")
 	tm.Send(key("esc"))
-	see(t, tm, "x explain")
+	see(t, tm, "› run-a", "run-b", "tool_calls 0/5")
 	tm.Send(key("down"))
 	tm.Send(key("x"))
 	see(t, tm, "why run-b waits or is refused", "nothing binds")
