@@ -57,8 +57,8 @@ func TestDescribeReadsUsageCapsAndHolders(t *testing.T) {
 	if n, err = c.Describe(context.Background(), tk.ID()); err != nil || n.State != "done" || n.Classes["db"].Held != 0 || n.EndedReason == "" {
 		t.Fatalf("the closed task: %+v, %v", n, err)
 	}
-	if _, err := c.Describe(context.Background(), 1); !errors.Is(err, ErrForbidden) {
-		t.Fatalf("describe the root: %v, want ErrForbidden", err)
+	if _, err := c.Describe(context.Background(), 1); !errors.Is(err, ErrNotFound) {
+		t.Fatalf("describe the root: %v, want ErrNotFound", err)
 	}
 	if _, err := c.Describe(context.Background(), 1<<40); !errors.Is(err, ErrNotFound) {
 		t.Fatalf("describe a node that never existed: %v, want ErrNotFound", err)
