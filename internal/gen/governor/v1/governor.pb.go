@@ -2570,7 +2570,10 @@ type ConsumeResponse struct {
 	// That cap's limit: a quota's cap, a rate cap's burst (its bucket's size).
 	CapLimit int64 `protobuf:"varint,6,opt,name=cap_limit,json=capLimit,proto3" json:"cap_limit,omitempty"`
 	// True when that cap is a rate cap, false for a quota.
-	CapIsRate     bool `protobuf:"varint,7,opt,name=cap_is_rate,json=capIsRate,proto3" json:"cap_is_rate,omitempty"`
+	CapIsRate bool `protobuf:"varint,7,opt,name=cap_is_rate,json=capIsRate,proto3" json:"cap_is_rate,omitempty"`
+	// Units this call charged: the amount, when admitted or scheduled; 0 for
+	// a peek (amount 0, or left out).
+	Charged       int64 `protobuf:"varint,8,opt,name=charged,proto3" json:"charged,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -2652,6 +2655,13 @@ func (x *ConsumeResponse) GetCapIsRate() bool {
 		return x.CapIsRate
 	}
 	return false
+}
+
+func (x *ConsumeResponse) GetCharged() int64 {
+	if x != nil {
+		return x.Charged
+	}
+	return 0
 }
 
 // AcquireRequest asks for one slot of a concurrency class.
@@ -4057,7 +4067,7 @@ const file_governor_v1_governor_proto_rawDesc = "" +
 	"\n" +
 	"request_id\x18\x04 \x01(\tR\trequestId\x124\n" +
 	"\bmax_wait\x18\x05 \x01(\v2\x19.google.protobuf.DurationR\amaxWait\x12(\n" +
-	"\x10drain_over_limit\x18\x06 \x01(\bR\x0edrainOverLimit\"\xca\x02\n" +
+	"\x10drain_over_limit\x18\x06 \x01(\bR\x0edrainOverLimit\"\xe4\x02\n" +
 	"\x0fConsumeResponse\x12!\n" +
 	"\tremaining\x18\x01 \x01(\x03H\x00R\tremaining\x88\x01\x01\x129\n" +
 	"\n" +
@@ -4067,7 +4077,8 @@ const file_governor_v1_governor_proto_rawDesc = "" +
 	"retryAfter\x12\x1e\n" +
 	"\vcap_node_id\x18\x05 \x01(\x04R\tcapNodeId\x12\x1b\n" +
 	"\tcap_limit\x18\x06 \x01(\x03R\bcapLimit\x12\x1e\n" +
-	"\vcap_is_rate\x18\a \x01(\bR\tcapIsRateB\f\n" +
+	"\vcap_is_rate\x18\a \x01(\bR\tcapIsRate\x12\x18\n" +
+	"\acharged\x18\b \x01(\x03R\achargedB\f\n" +
 	"\n" +
 	"_remaining\"\x94\x01\n" +
 	"\x0eAcquireRequest\x12\x17\n" +
