@@ -62,6 +62,7 @@ type verdict struct {
 	unbookable bool  // a token bucket refuses until its window ends
 	wait       int64 // the longest wait a rate cap asks, nanoseconds
 	tight      Tightest
+	scope      *node // the caller's scope: caps above it are not told (nil: every cap is)
 }
 
 func (v *verdict) consider(a *node, rate bool, limit, left, reset int64) {
@@ -71,10 +72,12 @@ func (v *verdict) consider(a *node, rate bool, limit, left, reset int64) {
 }
 
 // judgeLocked walks n's chain once and says what charging amount of r at
-// now would meet. It allocates nothing.
-func (e *Engine) judgeLocked(n *node, r string, amount, now int64) verdict {
-	var v verdict
-	for a := n; a != nil; a = a.parent {
+// now would meet. Every cap on the chain judges; only those in scope (nil:
+// all) can be the tightest the answer tells of. It allocates nothing.
+func (e *Engine) judgeLocked(n *node, r string, amount, now int64, scope *node) verdict {
+	v := verdict{scope: scope}
+	told := true
+	for a := n; a != nil; a, told = a.parent, told && a != scope {
 		rs := a.findRes(r)
 		if rs == nil {
 			continue
@@ -87,7 +90,9 @@ func (e *Engine) judgeLocked(n *node, r string, amount, now int64) verdict {
 					v.first = a
 				}
 			}
-			v.consider(a, false, rs.cap, max(left, 0), 0)
+			if told {
+				v.consider(a, false, rs.cap, max(left, 0), 0)
+			}
 		}
 		if b := rs.rate; b != nil {
 			wait, never, bookable, left, reset := b.check(now, amount)
@@ -97,7 +102,9 @@ func (e *Engine) judgeLocked(n *node, r string, amount, now int64) verdict {
 			v.never = v.never || never
 			v.unbookable = v.unbookable || wait > 0 && !bookable
 			v.wait = max(v.wait, wait)
-			v.consider(a, true, b.Limit, left, reset)
+			if told {
+				v.consider(a, true, b.Limit, left, reset)
+			}
 		}
 	}
 	return v
@@ -129,13 +136,13 @@ func (e *Engine) ConsumeWith(c *Call, id ID, resource string, n int64, o Consume
 		return ConsumeResult{}, err
 	}
 	if n == 0 {
-		return e.peekLocked(nd, resource, now)
+		return e.peekLocked(s, nd, resource, now)
 	}
 	var h uint64
 	if c.Request != "" {
 		h = consumeHash(id, resource, n, o)
 		if slot, ok, err := e.recallLocked(s, c, h); err != nil || ok {
-			return e.recalledConsume(nd, resource, int64(slot), now, err)
+			return e.recalledConsume(s, nd, resource, int64(slot), now, err)
 		}
 	}
 	if err := e.activeLocked(nd, now); err != nil {
@@ -157,7 +164,7 @@ func consumeHash(id ID, resource string, n int64, o ConsumeOptions) uint64 {
 // caps admit it now or at a bookable slot, stamped with the caller's
 // session, request and argument hash h; otherwise it refuses.
 func (e *Engine) admitLocked(s *session, c *Call, h uint64, nd *node, resource string, n, now int64, o ConsumeOptions) (ConsumeResult, error) {
-	v := e.judgeLocked(nd, resource, n, now)
+	v := e.judgeLocked(nd, resource, n, now, scopeOf(s))
 	var slot int64
 	if v.first != nil {
 		if !e.bookable(&v, o.MaxWait) {
@@ -198,21 +205,21 @@ func boolNum(b bool) int64 {
 	return 0
 }
 
-func (e *Engine) peekLocked(nd *node, resource string, now int64) (ConsumeResult, error) {
+func (e *Engine) peekLocked(s *session, nd *node, resource string, now int64) (ConsumeResult, error) {
 	if err := e.activeLocked(nd, now); err != nil {
 		return ConsumeResult{}, err
 	}
-	v := e.judgeLocked(nd, resource, 0, now)
+	v := e.judgeLocked(nd, resource, 0, now, scopeOf(s))
 	return ConsumeResult{Tightest: v.tight}, nil
 }
 
 // recalledConsume answers a repeated consume from its first result: the
 // slot it booked (0 when it was admitted at once) and the chain as it is.
-func (e *Engine) recalledConsume(nd *node, resource string, slot, now int64, err error) (ConsumeResult, error) {
+func (e *Engine) recalledConsume(s *session, nd *node, resource string, slot, now int64, err error) (ConsumeResult, error) {
 	if err != nil {
 		return ConsumeResult{}, err
 	}
-	v := e.judgeLocked(nd, resource, 0, now)
+	v := e.judgeLocked(nd, resource, 0, now, scopeOf(s))
 	res := ConsumeResult{Tightest: v.tight}
 	if slot > now {
 		res.Status, res.RetryAfter = Scheduled, time.Duration(slot-now)
@@ -237,9 +244,17 @@ func (e *Engine) refuseLocked(s *session, nd *node, v *verdict, resource string,
 
 // denialLocked walks n's chain and explains why amount of r does not fit at
 // now.
-func (e *Engine) denialLocked(n *node, r string, amount, now int64) *DeniedError {
-	v := e.judgeLocked(n, r, amount, now)
+func (e *Engine) denialLocked(n *node, r string, amount, now int64, scope *node) *DeniedError {
+	v := e.judgeLocked(n, r, amount, now, scope)
 	return e.denial(&v, r, amount, now, false)
+}
+
+// scopeOf is the scope of a caller's session; nil for the daemon itself.
+func scopeOf(s *session) *node {
+	if s == nil {
+		return nil
+	}
+	return s.scope
 }
 
 // denial explains a verdict that refuses. With scheduled admission asked
@@ -264,6 +279,9 @@ func (e *Engine) denial(v *verdict, r string, amount, now int64, scheduling bool
 		if d.Rate != nil {
 			d.Reset = now + v.wait
 		}
+	}
+	if v.scope != nil && !a.within(v.scope) {
+		return d.shared()
 	}
 	return d
 }

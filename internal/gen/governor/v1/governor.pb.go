@@ -3638,7 +3638,13 @@ type Denial struct {
 	ResetTime *timestamppb.Timestamp `protobuf:"bytes,11,opt,name=reset_time,json=resetTime,proto3" json:"reset_time,omitempty"`
 	// No wait helps: the amount is more than a rate cap's burst, or a quota
 	// refused. Set only for a consume with max_wait.
-	NeverFits     bool `protobuf:"varint,12,opt,name=never_fits,json=neverFits,proto3" json:"never_fits,omitempty"`
+	NeverFits bool `protobuf:"varint,12,opt,name=never_fits,json=neverFits,proto3" json:"never_fits,omitempty"`
+	// The cap that refused lies above the caller's scope: a budget shared
+	// with others. Its node, its figures and its consumers are not told:
+	// node_id, node_name, used, limit, largest_consumer, rate and remaining
+	// are left out; resource, requested, retry_after, reset_time and
+	// never_fits are told.
+	Shared        bool `protobuf:"varint,13,opt,name=shared,proto3" json:"shared,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -3753,6 +3759,13 @@ func (x *Denial) GetResetTime() *timestamppb.Timestamp {
 func (x *Denial) GetNeverFits() bool {
 	if x != nil {
 		return x.NeverFits
+	}
+	return false
+}
+
+func (x *Denial) GetShared() bool {
+	if x != nil {
+		return x.Shared
 	}
 	return false
 }
@@ -4145,7 +4158,7 @@ const file_governor_v1_governor_proto_rawDesc = "" +
 	"\n" +
 	"request_id\x18\x03 \x01(\tR\trequestId\">\n" +
 	"\x11ResetRateResponse\x12)\n" +
-	"\x04node\x18\x01 \x01(\v2\x15.governor.v1.NodeInfoR\x04node\"\xbf\x03\n" +
+	"\x04node\x18\x01 \x01(\v2\x15.governor.v1.NodeInfoR\x04node\"\xd7\x03\n" +
 	"\x06Denial\x12\x17\n" +
 	"\anode_id\x18\x01 \x01(\x04R\x06nodeId\x12\x1b\n" +
 	"\tnode_name\x18\x02 \x01(\tR\bnodeName\x12\x1a\n" +
@@ -4162,7 +4175,8 @@ const file_governor_v1_governor_proto_rawDesc = "" +
 	"\n" +
 	"reset_time\x18\v \x01(\v2\x1a.google.protobuf.TimestampR\tresetTime\x12\x1d\n" +
 	"\n" +
-	"never_fits\x18\f \x01(\bR\tneverFits\"a\n" +
+	"never_fits\x18\f \x01(\bR\tneverFits\x12\x16\n" +
+	"\x06shared\x18\r \x01(\bR\x06shared\"a\n" +
 	"\n" +
 	"LeaseEnded\x12\x19\n" +
 	"\blease_id\x18\x01 \x01(\x04R\aleaseId\x128\n" +
