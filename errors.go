@@ -96,8 +96,13 @@ type DeniedError struct {
 	// NeverFits says no wait helps; set only on a refused Wait, which then
 	// matches ErrNeverFits too.
 	NeverFits bool
-	msg       string
-	explain   func(context.Context) (*Explanation, error) // set for a call made on a task
+	// Shared says the cap that refused lies above the key's scope, a budget
+	// shared with others: governord tells only Resource, Requested,
+	// RetryAfter, Reset and NeverFits, never that cap's node, figures or
+	// consumers.
+	Shared  bool
+	msg     string
+	explain func(context.Context) (*Explanation, error) // set for a call made on a task
 }
 
 // Consumer is a node and what it used of a resource.
@@ -184,7 +189,7 @@ func denied(d *governorv1.Denial, msg string) *DeniedError {
 	e := &DeniedError{
 		NodeID: d.NodeId, NodeName: d.NodeName, Resource: d.Resource,
 		Used: d.Used, Limit: d.Limit, Requested: d.Requested, msg: msg,
-		Rate: d.Rate != nil, Remaining: d.Remaining, NeverFits: d.NeverFits,
+		Rate: d.Rate != nil, Remaining: d.Remaining, NeverFits: d.NeverFits, Shared: d.Shared,
 	}
 	if d.RetryAfter != nil {
 		e.RetryAfter = d.RetryAfter.AsDuration()

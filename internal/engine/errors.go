@@ -69,9 +69,26 @@ type DeniedError struct {
 	// NeverFits says no wait helps: the amount is more than a rate cap's
 	// burst, or a quota refused. Set only when scheduled admission was asked.
 	NeverFits bool
+	// Shared says the cap that refused lies above the caller's scope: a
+	// budget shared with others. Its node, its figures and its consumers are
+	// left out (zero); only Resource, Requested, RetryAfter, Reset and
+	// NeverFits are told.
+	Shared bool
+}
+
+// shared is d as told to a caller the refusing cap lies above.
+func (e *DeniedError) shared() *DeniedError {
+	return &DeniedError{Resource: e.Resource, Requested: e.Requested, RetryAfter: e.RetryAfter, Reset: e.Reset, NeverFits: e.NeverFits, Shared: true}
 }
 
 func (e *DeniedError) Error() string {
+	if e.Shared {
+		msg := fmt.Sprintf("a %s budget shared above your scope is spent (%d asked)", e.Resource, e.Requested)
+		if e.RetryAfter > 0 {
+			msg += fmt.Sprintf("; it would admit them in %s", e.RetryAfter)
+		}
+		return msg
+	}
 	if e.Rate != nil {
 		return e.rateError()
 	}

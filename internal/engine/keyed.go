@@ -50,7 +50,7 @@ func (e *Engine) ConsumeKeyed(c *Call, k KeyedLimit, n int64, o ConsumeOptions) 
 		e.emitLocked(e.stampedLocked(s, &Event{Kind: KindRateReset, Node: key.id, Name: k.Resource}), now)
 	}
 	if n == 0 {
-		return e.peekLocked(key, k.Resource, now)
+		return e.peekLocked(s, key, k.Resource, now)
 	}
 	return e.admitLocked(s, c, 0, key, k.Resource, n, now, o)
 }

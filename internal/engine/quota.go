@@ -17,10 +17,10 @@ func (rs *resState) admits(amount, now int64) bool {
 
 // checkLocked returns the denial if amount more of r would not fit somewhere
 // on n's chain at now.
-func (e *Engine) checkLocked(n *node, r string, amount, now int64) error {
+func (e *Engine) checkLocked(n *node, r string, amount, now int64, scope *node) error {
 	for a := n; a != nil; a = a.parent {
 		if rs := a.findRes(r); rs != nil && !rs.admits(amount, now) {
-			return e.denialLocked(n, r, amount, now)
+			return e.denialLocked(n, r, amount, now, scope)
 		}
 	}
 	return nil

@@ -62,6 +62,7 @@ type verdict struct {
 	unbookable bool  // a token bucket refuses until its window ends
 	wait       int64 // the longest wait a rate cap asks, nanoseconds
 	tight      Tightest
+	scope      *node // the caller's scope: caps above it are not told (nil: every cap is)
 }
 
 func (v *verdict) consider(a *node, rate bool, limit, left, reset int64) {
@@ -71,10 +72,12 @@ func (v *verdict) consider(a *node, rate bool, limit, left, reset int64) {
 }
 
 // judgeLocked walks n's chain once and says what charging amount of r at
-// now would meet. It allocates nothing.
-func (e *Engine) judgeLocked(n *node, r string, amount, now int64) verdict {
-	var v verdict
-	for a := n; a != nil; a = a.parent {
+// now would meet. Every cap on the chain judges; only those in scope (nil:
+// all) can be the tightest the answer tells of. It allocates nothing.
+func (e *Engine) judgeLocked(n *node, r string, amount, now int64, scope *node) verdict {
+	v := verdict{scope: scope}
+	told := true
+	for a := n; a != nil; a, told = a.parent, told && a != scope {
 		rs := a.findRes(r)
 		if rs == nil {
 			continue
@@ -89,7 +92,9 @@ func (e *Engine) judgeLocked(n *node, r string, amount, now int64) verdict {
 					v.first = a
 				}
 			}
-			v.consider(a, false, rs.cap, left, 0)
+			if told {
+				v.consider(a, false, rs.cap, left, 0)
+			}
 		}
 		if b := rs.rate; b != nil {
 			wait, never, bookable, left, reset := b.check(now, amount)
@@ -99,7 +104,9 @@ func (e *Engine) judgeLocked(n *node, r string, amount, now int64) verdict {
 			v.never = v.never || never
 			v.unbookable = v.unbookable || wait > 0 && !bookable
 			v.wait = max(v.wait, wait)
-			v.consider(a, true, b.Limit, left, reset)
+			if told {
+				v.consider(a, true, b.Limit, left, reset)
+			}
 		}
 	}
 	return v
@@ -131,13 +138,13 @@ func (e *Engine) ConsumeWith(c *Call, id ID, resource string, n int64, o Consume
 		return ConsumeResult{}, err
 	}
 	if n == 0 {
-		return e.peekLocked(nd, resource, now)
+		return e.peekLocked(s, nd, resource, now)
 	}
 	var h uint64
 	if c.Request != "" {
 		h = consumeHash(id, resource, n, o)
 		if m, ok, err := e.recallEntryLocked(s, c, h); err != nil || ok {
-			return e.recalledConsume(nd, resource, m, now, err)
+			return e.recalledConsume(s, nd, resource, m, now, err)
 		}
 	}
 	if err := nd.activeErr(); err != nil {
@@ -162,7 +169,7 @@ func (e *Engine) admitLocked(s *session, c *Call, h uint64, nd *node, resource s
 	if err := e.usageRoomLocked("amount", resource, n); err != nil {
 		return ConsumeResult{}, err
 	}
-	v := e.judgeLocked(nd, resource, n, now)
+	v := e.judgeLocked(nd, resource, n, now, scopeOf(s))
 	var slot int64
 	if v.first != nil {
 		if !e.bookable(&v, o.MaxWait) {
@@ -207,11 +214,11 @@ func boolNum(b bool) int64 {
 	return 0
 }
 
-func (e *Engine) peekLocked(nd *node, resource string, now int64) (ConsumeResult, error) {
+func (e *Engine) peekLocked(s *session, nd *node, resource string, now int64) (ConsumeResult, error) {
 	if err := nd.activeErr(); err != nil {
 		return ConsumeResult{}, err
 	}
-	v := e.judgeLocked(nd, resource, 0, now)
+	v := e.judgeLocked(nd, resource, 0, now, scopeOf(s))
 	return ConsumeResult{Tightest: v.tight}, nil
 }
 
@@ -220,7 +227,7 @@ func (e *Engine) peekLocked(nd *node, resource string, now int64) (ConsumeResult
 // admitted at once), counted from now. A request remembered by a record
 // older than first answers has only its slot; the chain as it is now
 // stands in for the cap.
-func (e *Engine) recalledConsume(nd *node, resource string, m memEntry, now int64, err error) (ConsumeResult, error) {
+func (e *Engine) recalledConsume(s *session, nd *node, resource string, m memEntry, now int64, err error) (ConsumeResult, error) {
 	if err != nil {
 		return ConsumeResult{}, err
 	}
@@ -228,7 +235,7 @@ func (e *Engine) recalledConsume(nd *node, resource string, m memEntry, now int6
 	if m.answer != nil {
 		res.Tightest = *m.answer
 	} else {
-		res.Tightest = e.judgeLocked(nd, resource, 0, now).tight
+		res.Tightest = e.judgeLocked(nd, resource, 0, now, scopeOf(s)).tight
 	}
 	if slot := int64(m.result); slot > now {
 		res.Status, res.RetryAfter = Scheduled, time.Duration(slot-now)
@@ -253,9 +260,17 @@ func (e *Engine) refuseLocked(s *session, nd *node, v *verdict, resource string,
 
 // denialLocked walks n's chain and explains why amount of r does not fit at
 // now.
-func (e *Engine) denialLocked(n *node, r string, amount, now int64) *DeniedError {
-	v := e.judgeLocked(n, r, amount, now)
+func (e *Engine) denialLocked(n *node, r string, amount, now int64, scope *node) *DeniedError {
+	v := e.judgeLocked(n, r, amount, now, scope)
 	return e.denial(&v, r, amount, now, false)
+}
+
+// scopeOf is the scope of a caller's session; nil for the daemon itself.
+func scopeOf(s *session) *node {
+	if s == nil {
+		return nil
+	}
+	return s.scope
 }
 
 // denial explains a verdict that refuses. With scheduled admission asked
@@ -280,6 +295,9 @@ func (e *Engine) denial(v *verdict, r string, amount, now int64, scheduling bool
 		if d.Rate != nil {
 			d.Reset = now + v.wait
 		}
+	}
+	if v.scope != nil && !a.within(v.scope) {
+		return d.shared()
 	}
 	return d
 }

@@ -26,7 +26,9 @@ func denialWorld(f *fixture) (map[string]ID, ID) {
 
 // TestDenialContents checks that a denial names the lowest cap on the chain
 // that has no room, with its node, usage, limit, the amount asked and the
-// largest consumer beneath it, and that nothing is charged anywhere.
+// largest consumer beneath it, and that nothing is charged anywhere; and
+// that a cap above the caller's scope is told only as a shared budget spent,
+// with no node, figures or consumer, while the daemon sees it whole.
 func TestDenialContents(t *testing.T) {
 	type spend struct {
 		node string
@@ -42,6 +44,8 @@ func TestDenialContents(t *testing.T) {
 		limit   int64
 		largest string // want: the largest consumer beneath, by name
 		top     int64  // and what it used
+		daemon  bool   // the daemon consumes, not a's session
+		shared  bool   // want: a shared budget spent, nothing more
 	}{
 		{name: "task cap, no children, nothing used", at: "t1", n: 5,
 			node: "t1", used: 0, limit: 4, largest: "t1", top: 0},
@@ -55,8 +59,9 @@ func TestDenialContents(t *testing.T) {
 			node: "a", used: 9, limit: 10, largest: "t2", top: 6},
 		{name: "tenant cap, hit from a grandchild", spent: []spend{{"t2", 4}, {"s1", 5}}, at: "t2", n: 2,
 			node: "a", used: 9, limit: 10, largest: "t3", top: 5},
-		{name: "root cap", spent: []spend{{"t2", 6}, {"t1", 3}, {"u", 11}}, at: "t2", n: 1,
+		{name: "root cap, seen by the daemon", spent: []spend{{"t2", 6}, {"t1", 3}, {"u", 11}}, at: "t2", n: 1, daemon: true,
 			node: "root", used: 20, limit: 20, largest: "b", top: 11},
+		{name: "root cap, seen by the tenant", spent: []spend{{"t2", 6}, {"t1", 3}, {"u", 11}}, at: "t2", n: 1, shared: true},
 		{name: "the lowest full cap is named", spent: []spend{{"t1", 4}, {"t2", 6}}, at: "t1", n: 1,
 			node: "t1", used: 4, limit: 4, largest: "t1", top: 4},
 	}
@@ -74,7 +79,11 @@ func TestDenialContents(t *testing.T) {
 			}
 			before := f.e.Dump()
 
-			err := f.e.Consume(&Call{Session: sess}, ids[tc.at], "http", tc.n)
+			c := &Call{Session: sess}
+			if tc.daemon {
+				c = f.sys()
+			}
+			err := f.e.Consume(c, ids[tc.at], "http", tc.n)
 			var d *DeniedError
 			if !errors.As(err, &d) || !errors.Is(err, ErrDenied) {
 				t.Fatalf("got %v, want a denial", err)
@@ -83,6 +92,9 @@ func TestDenialContents(t *testing.T) {
 				Node: ids[tc.node], NodeName: tc.node, Resource: "http",
 				Used: tc.used, Limit: tc.limit, Requested: tc.n,
 				Largest: Consumer{Node: ids[tc.largest], Name: tc.largest, Used: tc.top},
+			}
+			if tc.shared {
+				want = DeniedError{Resource: "http", Requested: tc.n, Shared: true}
 			}
 			if *d != want {
 				t.Fatalf("denial\n got  %+v\n want %+v", *d, want)
@@ -94,5 +106,30 @@ func TestDenialContents(t *testing.T) {
 			}
 			sameState(t, f.e, before)
 		})
+	}
+}
+
+// TestTightestStaysInScope checks that the tightest cap an admitted consume
+// or a peek reports is the tightest in the caller's scope: a tenant is not
+// told the root's remaining, however tight; the daemon is.
+func TestTightestStaysInScope(t *testing.T) {
+	f := newFixture(t)
+	ids, sess := denialWorld(f)
+	f.consume(0, ids["u"], "http", 11) // the root has 9 left, tenant a 10
+	for _, tc := range []struct {
+		name string
+		c    *Call
+		n    int64
+		want Tightest
+	}{
+		{"tenant a's peek", &Call{Session: sess}, 0, Tightest{Capped: true, Node: ids["a"], Limit: 10, Remaining: 10}},
+		{"tenant a's consume", &Call{Session: sess}, 1, Tightest{Capped: true, Node: ids["a"], Limit: 10, Remaining: 9}},
+		{"the daemon's peek", f.sys(), 0, Tightest{Capped: true, Node: RootID, Limit: 20, Remaining: 8}},
+	} {
+		res, err := f.e.ConsumeWith(tc.c, ids["t2"], "http", tc.n, ConsumeOptions{})
+		must(t, err)
+		if res.Tightest != tc.want {
+			t.Errorf("%s: tightest %+v; want %+v", tc.name, res.Tightest, tc.want)
+		}
 	}
 }

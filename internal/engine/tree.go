@@ -182,7 +182,7 @@ func (e *Engine) create(c *Call, parent ID, spec Spec, charge *Charge, ensure bo
 		if err := e.usageRoomLocked("charge.amount", charge.Resource, charge.Amount); err != nil {
 			return NodeInfo{}, false, err
 		}
-		if err := e.checkLocked(p, charge.Resource, charge.Amount, now); err != nil {
+		if err := e.checkLocked(p, charge.Resource, charge.Amount, now, scopeOf(s)); err != nil {
 			return NodeInfo{}, false, err
 		}
 	}

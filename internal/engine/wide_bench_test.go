@@ -92,7 +92,19 @@ func p99(lat []time.Duration) time.Duration {
 	return s[len(s)*99/100]
 }
 
+// describeAll reads every page of id's children, as a screen scrolling
+// through them would.
 func describeAll(b *testing.B, f *fixture, s, id ID) {
-	_, _, _, err := f.e.Describe(&Call{Session: s}, id, &Page{})
-	must(b, err)
+	var page Page
+	for {
+		_, kids, next, err := f.e.Describe(&Call{Session: s}, id, &page)
+		must(b, err)
+		if next == 0 {
+			if len(kids) == 0 {
+				b.Fatal("the wide node has no children to describe")
+			}
+			return
+		}
+		page.After = next
+	}
 }

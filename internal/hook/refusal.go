@@ -70,6 +70,11 @@ func denied(ce *connect.Error, what string) *Refusal {
 	if d == nil {
 		return nil
 	}
+	if d.Shared {
+		return &Refusal{Err: ce, Message: fmt.Sprintf(
+			"%sa %s budget shared above this tenant is spent, so %s.%s",
+			prefix, d.Resource, what, strings.TrimSuffix(stop, ".")+" the budget is exhausted.")}
+	}
 	return &Refusal{Err: ce, Message: fmt.Sprintf(
 		"%sthe %s budget of %q is spent (%d of %d used), so %s.%s",
 		prefix, d.Resource, d.NodeName, d.Used, d.Limit, what, strings.TrimSuffix(stop, ".")+" the budget is exhausted.")}

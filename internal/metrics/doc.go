@@ -11,7 +11,11 @@
 //
 // Labels are methods, codes, event kinds, tenants, classes and resources
 // only: the number of series grows with the configuration, not with the work.
-// A million tasks do not make a million series.
+// A million tasks do not make a million series, and a tenant that makes up
+// thousands of resource or class names does not either: per node, a name
+// has series of its own when the node caps it (the configuration or an
+// operator set the cap) or it is among the 20 most used; the others are
+// summed under the name "_other".
 //
 // The package starts no goroutine. Metrics is safe for concurrent use.
 package metrics

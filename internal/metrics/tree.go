@@ -71,15 +71,17 @@ func (c *treeCollector) Collect(ch chan<- prometheus.Metric) {
 	}
 	gauge(c.nodes, float64(st.Nodes))
 	gauge(c.sessions, float64(st.Sessions))
-	waiting := make(map[string]int, len(root.Limits)+len(st.Waiting))
-	for class := range root.Limits {
-		waiting[class] = 0
+	waiting := make([]share, 0, len(root.Limits)+len(st.Waiting))
+	for class, l := range root.Limits {
+		waiting = append(waiting, share{name: class, used: int64(st.Waiting[class]), capped: l.Limited})
 	}
 	for class, n := range st.Waiting {
-		waiting[class] += n
+		if _, seen := root.Limits[class]; !seen {
+			waiting = append(waiting, share{name: class, used: int64(n)})
+		}
 	}
-	for class, n := range waiting {
-		gauge(c.waiting, float64(n), class)
+	for _, s := range split(waiting) {
+		gauge(c.waiting, float64(s.used), s.name)
 	}
 	c.caps(ch, root, c.rootUsed, c.rootQuota, c.rootHeld, c.rootLimit)
 	for _, t := range newestByName(kids) {
@@ -107,18 +109,28 @@ func (c *treeCollector) tenants() (engine.NodeInfo, []engine.NodeInfo, error) {
 }
 
 // caps sends a node's usage and caps; prefix labels (the tenant) come first.
+// Names the node caps, and the most used others, get series of their own;
+// the rest are summed as otherName (split).
 func (c *treeCollector) caps(ch chan<- prometheus.Metric, n engine.NodeInfo, used, quota, held, limit *prometheus.Desc, prefix ...string) {
 	with := func(label string) []string { return append(prefix[:len(prefix):len(prefix)], label) }
+	resources := make([]share, 0, len(n.Quotas))
 	for r, q := range n.Quotas {
-		ch <- prometheus.MustNewConstMetric(used, prometheus.CounterValue, float64(q.Used), with(r)...)
-		if q.Capped {
-			ch <- prometheus.MustNewConstMetric(quota, prometheus.GaugeValue, float64(q.Cap), with(r)...)
+		resources = append(resources, share{name: r, used: q.Used, cap: q.Cap, capped: q.Capped})
+	}
+	for _, s := range split(resources) {
+		ch <- prometheus.MustNewConstMetric(used, prometheus.CounterValue, float64(s.used), with(s.name)...)
+		if s.capped {
+			ch <- prometheus.MustNewConstMetric(quota, prometheus.GaugeValue, float64(s.cap), with(s.name)...)
 		}
 	}
+	classes := make([]share, 0, len(n.Limits))
 	for class, l := range n.Limits {
-		ch <- prometheus.MustNewConstMetric(held, prometheus.GaugeValue, float64(l.Held), with(class)...)
-		if l.Limited {
-			ch <- prometheus.MustNewConstMetric(limit, prometheus.GaugeValue, float64(l.Limit), with(class)...)
+		classes = append(classes, share{name: class, used: l.Held, cap: l.Limit, capped: l.Limited})
+	}
+	for _, s := range split(classes) {
+		ch <- prometheus.MustNewConstMetric(held, prometheus.GaugeValue, float64(s.used), with(s.name)...)
+		if s.capped {
+			ch <- prometheus.MustNewConstMetric(limit, prometheus.GaugeValue, float64(s.cap), with(s.name)...)
 		}
 	}
 }

@@ -117,11 +117,13 @@ func denial(d *engine.DeniedError) *governorv1.Denial {
 	}
 	if d.Rate != nil {
 		out.Rate, out.Remaining, out.ResetTime = wireRate(*d.Rate), d.Remaining, stamp(d.Reset)
+	} else if d.Shared && d.Reset != 0 {
+		out.ResetTime = stamp(d.Reset)
 	}
 	if d.RetryAfter > 0 {
 		out.RetryAfter = durationpb.New(d.RetryAfter)
 	}
-	out.NeverFits = d.NeverFits
+	out.NeverFits, out.Shared = d.NeverFits, d.Shared
 	return out
 }
 

@@ -32,7 +32,9 @@ func (s *Server) Consume(ctx context.Context, req *connect.Request[governorv1.Co
 		if err := s.settle(ctx, c.Seq, err); err != nil {
 			return nil, err
 		}
-		return consumeResponse(res), nil
+		out := consumeResponse(res)
+		out.Charged = m.Amount
+		return out, nil
 	}))
 }
 

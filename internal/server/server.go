@@ -129,8 +129,8 @@ func (b TTLBounds) withDefaults() (TTLBounds, error) {
 func (s *Server) routes() http.Handler {
 	mux := http.NewServeMux()
 	opts := []connect.HandlerOption{connect.WithReadMaxBytes(maxMessageBytes), connect.WithCompressMinBytes(compressMinBytes)}
-	mux.Handle(governorv1connect.NewGovernorServiceHandler(s,
-		append(opts, connect.WithInterceptors(observer{s}))...))
+	own := append(append(opts[:len(opts):len(opts)], strictJSONCodecs...), connect.WithInterceptors(observer{s}))
+	mux.Handle(governorv1connect.NewGovernorServiceHandler(s, own...))
 	mux.Handle(grpchealth.NewHandler(health{s}, opts...))
 	reflector := grpcreflect.NewStaticReflector(append([]string{governorv1connect.GovernorServiceName, grpchealth.HealthV1ServiceName}, s.reflect...)...)
 	mux.Handle(grpcreflect.NewHandlerV1(reflector, opts...))

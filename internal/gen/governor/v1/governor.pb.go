@@ -2720,7 +2720,10 @@ type ConsumeResponse struct {
 	// That cap's limit: a quota's cap, a rate cap's burst (its bucket's size).
 	CapLimit int64 `protobuf:"varint,6,opt,name=cap_limit,json=capLimit,proto3" json:"cap_limit,omitempty"`
 	// True when that cap is a rate cap, false for a quota.
-	CapIsRate     bool `protobuf:"varint,7,opt,name=cap_is_rate,json=capIsRate,proto3" json:"cap_is_rate,omitempty"`
+	CapIsRate bool `protobuf:"varint,7,opt,name=cap_is_rate,json=capIsRate,proto3" json:"cap_is_rate,omitempty"`
+	// Units this call charged: the amount, when admitted or scheduled; 0 for
+	// a peek (amount 0, or left out).
+	Charged       int64 `protobuf:"varint,8,opt,name=charged,proto3" json:"charged,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -2802,6 +2805,13 @@ func (x *ConsumeResponse) GetCapIsRate() bool {
 		return x.CapIsRate
 	}
 	return false
+}
+
+func (x *ConsumeResponse) GetCharged() int64 {
+	if x != nil {
+		return x.Charged
+	}
+	return 0
 }
 
 // AcquireRequest asks for one slot of a concurrency class.
@@ -3899,7 +3909,13 @@ type Denial struct {
 	ResetTime *timestamppb.Timestamp `protobuf:"bytes,11,opt,name=reset_time,json=resetTime,proto3" json:"reset_time,omitempty"`
 	// No wait helps: the amount is more than a rate cap's burst, or a quota
 	// refused. Set only for a consume with max_wait.
-	NeverFits     bool `protobuf:"varint,12,opt,name=never_fits,json=neverFits,proto3" json:"never_fits,omitempty"`
+	NeverFits bool `protobuf:"varint,12,opt,name=never_fits,json=neverFits,proto3" json:"never_fits,omitempty"`
+	// The cap that refused lies above the caller's scope: a budget shared
+	// with others. Its node, its figures and its consumers are not told:
+	// node_id, node_name, used, limit, largest_consumer, rate and remaining
+	// are left out; resource, requested, retry_after, reset_time and
+	// never_fits are told.
+	Shared        bool `protobuf:"varint,13,opt,name=shared,proto3" json:"shared,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -4014,6 +4030,13 @@ func (x *Denial) GetResetTime() *timestamppb.Timestamp {
 func (x *Denial) GetNeverFits() bool {
 	if x != nil {
 		return x.NeverFits
+	}
+	return false
+}
+
+func (x *Denial) GetShared() bool {
+	if x != nil {
+		return x.Shared
 	}
 	return false
 }
@@ -4982,7 +5005,7 @@ const file_governor_v1_governor_proto_rawDesc = "" +
 	"\n" +
 	"request_id\x18\x04 \x01(\tR\trequestId\x124\n" +
 	"\bmax_wait\x18\x05 \x01(\v2\x19.google.protobuf.DurationR\amaxWait\x12(\n" +
-	"\x10drain_over_limit\x18\x06 \x01(\bR\x0edrainOverLimit\"\xca\x02\n" +
+	"\x10drain_over_limit\x18\x06 \x01(\bR\x0edrainOverLimit\"\xe4\x02\n" +
 	"\x0fConsumeResponse\x12!\n" +
 	"\tremaining\x18\x01 \x01(\x03H\x00R\tremaining\x88\x01\x01\x129\n" +
 	"\n" +
@@ -4992,7 +5015,8 @@ const file_governor_v1_governor_proto_rawDesc = "" +
 	"retryAfter\x12\x1e\n" +
 	"\vcap_node_id\x18\x05 \x01(\x04R\tcapNodeId\x12\x1b\n" +
 	"\tcap_limit\x18\x06 \x01(\x03R\bcapLimit\x12\x1e\n" +
-	"\vcap_is_rate\x18\a \x01(\bR\tcapIsRateB\f\n" +
+	"\vcap_is_rate\x18\a \x01(\bR\tcapIsRate\x12\x18\n" +
+	"\acharged\x18\b \x01(\x03R\achargedB\f\n" +
 	"\n" +
 	"_remaining\"\x94\x01\n" +
 	"\x0eAcquireRequest\x12\x17\n" +
@@ -5067,7 +5091,7 @@ const file_governor_v1_governor_proto_rawDesc = "" +
 	"\n" +
 	"request_id\x18\x03 \x01(\tR\trequestId\">\n" +
 	"\x11ResetRateResponse\x12)\n" +
-	"\x04node\x18\x01 \x01(\v2\x15.governor.v1.NodeInfoR\x04node\"\xbf\x03\n" +
+	"\x04node\x18\x01 \x01(\v2\x15.governor.v1.NodeInfoR\x04node\"\xd7\x03\n" +
 	"\x06Denial\x12\x17\n" +
 	"\anode_id\x18\x01 \x01(\x04R\x06nodeId\x12\x1b\n" +
 	"\tnode_name\x18\x02 \x01(\tR\bnodeName\x12\x1a\n" +
@@ -5084,7 +5108,8 @@ const file_governor_v1_governor_proto_rawDesc = "" +
 	"\n" +
 	"reset_time\x18\v \x01(\v2\x1a.google.protobuf.TimestampR\tresetTime\x12\x1d\n" +
 	"\n" +
-	"never_fits\x18\f \x01(\bR\tneverFits\"a\n" +
+	"never_fits\x18\f \x01(\bR\tneverFits\x12\x16\n" +
+	"\x06shared\x18\r \x01(\bR\x06shared\"a\n" +
 	"\n" +
 	"LeaseEnded\x12\x19\n" +
 	"\blease_id\x18\x01 \x01(\x04R\aleaseId\x128\n" +
