@@ -115,8 +115,10 @@ func panel(b *strings.Builder, x int, title string, callers []int, lines []serie
 // short prints an axis value: thousands as k, small values with a decimal.
 func short(v float64) string {
 	switch {
-	case v >= 1000:
+	case v >= 10000:
 		return fmt.Sprintf("%.0fk", v/1000)
+	case v >= 1000:
+		return fmt.Sprintf("%.1fk", v/1000)
 	case v >= 10:
 		return fmt.Sprintf("%.0f", v)
 	}

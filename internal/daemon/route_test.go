@@ -3,6 +3,7 @@ package daemon
 import (
 	"bytes"
 	"context"
+	"errors"
 	"io"
 	"net"
 	"net/http"
@@ -20,6 +21,7 @@ import (
 
 	pb "governor.dev/governor/internal/gen/gubernator/v1"
 	"governor.dev/governor/internal/gen/gubernator/v1/gubernatorv1connect"
+	"governor.dev/governor/internal/pgtest"
 )
 
 // oneUnder is a GetRateLimits call that every fresh key answers
@@ -154,5 +156,72 @@ func TestAckDropperDropsOnlyTheFirstAck(t *testing.T) {
 	}
 	if !bytes.Equal(got, want) {
 		t.Fatalf("got\n%x\nwant\n%x", got, want)
+	}
+}
+
+// TestStopEndsGRPCGoConnections checks that Stop stops grpc-go's share of
+// the port too: it returns, a connection grpc-go served fails its next
+// call, and the port no longer accepts connections.
+func TestStopEndsGRPCGoConnections(t *testing.T) {
+	d, err := Start(context.Background(), guberConfig(""), Options{Logger: quietLog()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	conn, err := grpc.NewClient("passthrough:///"+d.Addr().String(), grpc.WithTransportCredentials(insecure.NewCredentials()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	ctx := metadata.AppendToOutgoingContext(context.Background(), "authorization", "Bearer "+testTeamKey)
+	if err := conn.Invoke(ctx, "/pb.gubernator.V1/GetRateLimits", oneUnder(), &pb.GetRateLimitsResp{}); err != nil {
+		t.Fatal(err)
+	}
+	stopCtx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if err := d.Stop(stopCtx); err != nil {
+		t.Fatalf("stop: %v", err)
+	}
+	callCtx, cancelCall := context.WithTimeout(ctx, 5*time.Second)
+	defer cancelCall()
+	if err := conn.Invoke(callCtx, "/pb.gubernator.V1/GetRateLimits", oneUnder(), &pb.GetRateLimitsResp{}); status.Code(err) != codes.Unavailable {
+		t.Fatalf("a call after Stop got %v, want Unavailable", err)
+	}
+	if c, err := net.DialTimeout("tcp", d.Addr().String(), time.Second); err == nil {
+		c.Close()
+		t.Fatal("the port still accepts connections after Stop")
+	}
+}
+
+// TestFailedCommitEndsGRPCGoConnections checks that a failed commit stops
+// grpc-go's share of the port with the rest: the call that could not be
+// put on record gets Unavailable and the daemon stops with ErrRecordFailed.
+func TestFailedCommitEndsGRPCGoConnections(t *testing.T) {
+	pg := pgtest.StartDedicated(t)
+	d, err := Start(context.Background(), guberConfig(pg.DSN()), Options{Logger: quietLog()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	conn, err := grpc.NewClient("passthrough:///"+d.Addr().String(), grpc.WithTransportCredentials(insecure.NewCredentials()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	ctx := metadata.AppendToOutgoingContext(context.Background(), "authorization", "Bearer "+testTeamKey)
+	if err := conn.Invoke(ctx, "/pb.gubernator.V1/GetRateLimits", oneUnder(), &pb.GetRateLimitsResp{}); err != nil {
+		t.Fatal(err)
+	}
+	must(t, pg.Kill())
+	callCtx, cancel := context.WithTimeout(ctx, 60*time.Second)
+	defer cancel()
+	if err := conn.Invoke(callCtx, "/pb.gubernator.V1/GetRateLimits", oneUnder(), &pb.GetRateLimitsResp{}); status.Code(err) != codes.Unavailable {
+		t.Fatalf("a call after the database was killed got %v, want Unavailable", err)
+	}
+	select {
+	case <-d.Done():
+	case <-time.After(60 * time.Second):
+		t.Fatal("the daemon did not stop after its commit failed")
+	}
+	if !errors.Is(d.Err(), ErrRecordFailed) {
+		t.Fatalf("stopped with %v, want ErrRecordFailed", d.Err())
 	}
 }
