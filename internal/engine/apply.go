@@ -104,6 +104,13 @@ func (e *Engine) applyNodeCreated(ev *Event) error {
 		e.timers.pushDeadline(n.deadline, n.id)
 	}
 	e.markKeyed(n, sp)
+	if ev.Owner != 0 {
+		s := e.sessions[ev.Owner]
+		if s == nil {
+			return corrupt("event %d: node %d is owned by unknown session %d", ev.Seq, n.id, ev.Owner)
+		}
+		ownLocked(n, s)
+	}
 	e.markNode(n)
 	e.markNode(p)
 	if ch := ev.Charge; ch != nil {
@@ -138,6 +145,10 @@ func (e *Engine) applyNodeEnded(ev *Event) error {
 	if n == nil || n == e.root || n.state != Active || ev.State == Active || ev.State > DeadlineExceeded {
 		return corrupt("event %d ends unknown, root or ended node %d", ev.Seq, ev.Node)
 	}
+	if ev.Owner != 0 && (ev.Owner != n.owner || ev.State != Cancelled) {
+		return corrupt("event %d ends node %d for session %d, which does not own it", ev.Seq, ev.Node, ev.Owner)
+	}
+	n.ownerEnded = ev.Owner != 0
 	e.endTreeLocked(n, ev.State, ev.Time)
 	e.timers.pushRemoval(ev.Time, n.id)
 	return nil
@@ -149,6 +160,7 @@ func (e *Engine) applyNodeEnded(ev *Event) error {
 func (e *Engine) endTreeLocked(n *node, st State, now int64) {
 	n.state, n.ended = st, now
 	e.endedNodes++
+	e.disownLocked(n)
 	e.markNode(n)
 	for _, l := range n.leases.all(byNode) {
 		e.endLeaseLocked(l, OutcomeRevoked, now)

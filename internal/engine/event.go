@@ -14,8 +14,8 @@ const (
 	KindSessionOpened  Kind = 2  // Target: new session id, Node: its scope
 	KindSessionClosed  Kind = 3  // Target: the session
 	KindSessionExpired Kind = 4  // Target: the session
-	KindNodeCreated    Kind = 5  // Target: new node id, Node: parent, Spec, optional Charge
-	KindNodeEnded      Kind = 6  // Node, State
+	KindNodeCreated    Kind = 5  // Target: new node id, Node: parent, Spec, optional Charge, Owner
+	KindNodeEnded      Kind = 6  // Node, State, Owner: set when its owner session's end ended it
 	KindNodesRemoved   Kind = 7  // IDs: ended nodes past retention, each with its ended subtree
 	KindConsumed       Kind = 8  // Node, Name: resource, Amount, Until: the booked slot (0: admitted at once), Answer
 	KindLeaseGranted   Kind = 9  // Target: new lease id, Node, Name: class, Until: hold deadline
@@ -96,6 +96,7 @@ type Event struct {
 	Adapt    *Adapt    `json:"adapt,omitempty"`
 	IDs      []ID      `json:"ids,omitempty"`
 	Answer   *Tightest `json:"answer,omitempty"` // Consumed with a request id: the cap its answer named, so a retry gets the same answer
+	Owner    ID        `json:"owner,omitempty"`  // the session that owns a node; see KindNodeCreated, KindNodeEnded
 }
 
 // EventSeq returns the event's sequence number.
