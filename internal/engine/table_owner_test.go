@@ -42,11 +42,7 @@ func TestTasksEndWithTheirOwner(t *testing.T) {
 					}
 				}
 			}
-			check(f.e, "live")
-			replayed, _ := rebuild(t, f.rec.events, f.clock.Now())
-			check(replayed, "replayed")
-			restoredE, _ := restored(t, f.e, f.clock.Now())
-			check(restoredE, "restored")
+			f.everyWay(t, check)
 		})
 	}
 }
