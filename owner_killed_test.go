@@ -26,7 +26,8 @@ func TestOwnerWorkerProcess(t *testing.T) {
 	if addr == "" {
 		t.Skip("runs only as a worker process of TestKilledWorkersLeaveNoTasks")
 	}
-	c, err := Dial(context.Background(), WithAddr(addr), WithAPIKey(teamKey), WithSessionTTL(500*time.Millisecond))
+	// A TTL a loaded machine cannot outlast between heartbeats of a live worker.
+	c, err := Dial(context.Background(), WithAddr(addr), WithAPIKey(teamKey), WithSessionTTL(2*time.Second))
 	if err != nil {
 		t.Fatal(err)
 	}
