@@ -111,3 +111,34 @@ func TestKilledWorkersLeaveNoTasks(t *testing.T) {
 		time.Sleep(20 * time.Millisecond)
 	}
 }
+
+// TestDetachedTaskOutlivesItsClient: when a client closes, the task it
+// made ends with its session, and the one it made with Spec.Detached stays.
+func TestDetachedTaskOutlivesItsClient(t *testing.T) {
+	g := newGovernord(t)
+	c, err := Dial(context.Background(), WithAddr(g.addr), WithAPIKey(teamKey))
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, owned, err := c.NewTask(context.Background(), Spec{Name: "owned"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, kept, err := c.NewTask(context.Background(), Spec{Name: "kept", Detached: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Close(); err != nil {
+		t.Fatal(err)
+	}
+	api := adminAPI(t, g.addr)
+	for task, want := range map[*Task]governorv1.NodeState{owned: governorv1.NodeState_NODE_STATE_CANCELLED, kept: governorv1.NodeState_NODE_STATE_ACTIVE} {
+		res, err := api.GetNode(context.Background(), connect.NewRequest(&governorv1.GetNodeRequest{NodeId: task.ID()}))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if res.Msg.Node.State != want {
+			t.Fatalf("task %q is %s after its client closed, want %s", res.Msg.Node.Name, res.Msg.Node.State, want)
+		}
+	}
+}
