@@ -61,11 +61,7 @@ func TestWatchSaysTheOwnerEnded(t *testing.T) {
 	watcher, _ := e.session(keyA)
 	job := create(t, worker, 0, "job")
 	create(t, watcher, job, "part")
-	tree, err := watcher.WatchNode(ctx, connect.NewRequest(&governorv1.WatchNodeRequest{NodeId: job, Subtree: true}))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer tree.Close()
+	tree := watch(t, ctx, watcher, &governorv1.WatchNodeRequest{NodeId: job, Subtree: true})
 	expect(t, tree, "job:ACTIVE")
 	if err := call(worker.CloseSession(ctx, connect.NewRequest(&governorv1.CloseSessionRequest{}))); err != nil {
 		t.Fatal(err)
