@@ -30,10 +30,15 @@ type Spec struct {
 	Priority int32
 	// Weight is a tenant's share of the fair queue; ignored below tenants.
 	Weight uint32
+	// Detached keeps the task in governord's tree when this client's
+	// session ends. Without it the task is owned by the session: when the
+	// session is closed or lapses (the worker died), governord cancels the
+	// task ("owner's session ended") and later removes it.
+	Detached bool
 }
 
 func (s Spec) wire() *governorv1.NodeSpec {
-	out := &governorv1.NodeSpec{Name: s.Name, Quotas: s.Quotas, Limits: s.Limits, Priority: s.Priority, Weight: s.Weight}
+	out := &governorv1.NodeSpec{Name: s.Name, Quotas: s.Quotas, Limits: s.Limits, Priority: s.Priority, Weight: s.Weight, Detached: s.Detached}
 	if !s.Deadline.IsZero() {
 		out.Deadline = timestamppb.New(s.Deadline)
 	}

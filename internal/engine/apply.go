@@ -101,6 +101,13 @@ func (e *Engine) applyNodeCreated(ev *Event) error {
 		e.timers.pushDeadline(n.deadline, n.id)
 	}
 	e.markKeyed(n, sp)
+	if ev.Owner != 0 {
+		s := e.sessions[ev.Owner]
+		if s == nil {
+			return corrupt("event %d: node %d is owned by unknown session %d", ev.Seq, n.id, ev.Owner)
+		}
+		ownLocked(n, s)
+	}
 	e.markNode(n)
 	e.markNode(p)
 	if ch := ev.Charge; ch != nil {
@@ -133,6 +140,9 @@ func minDeadline(a, b int64) int64 {
 func (e *Engine) applyNodeEnded(ev *Event) error {
 	n, err := e.endingNode(ev)
 	if err != nil {
+		return err
+	}
+	if err := markOwnerEnd(ev, n); err != nil {
 		return err
 	}
 	e.endTreeLocked(n, ev.State, ev.Time)
@@ -176,6 +186,7 @@ func belowState(st State) State {
 func (e *Engine) endNodeLocked(n *node, st State, now int64) {
 	n.state, n.ended = st, now
 	e.endedNodes++
+	e.disownLocked(n)
 	e.markNode(n)
 	for _, l := range n.leases.all(byNode) {
 		e.endLeaseLocked(l, OutcomeRevoked, now)

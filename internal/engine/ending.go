@@ -90,6 +90,9 @@ func (e *Engine) applyNodeEnding(ev *Event) error {
 	if err != nil {
 		return err
 	}
+	if err := markOwnerEnd(ev, n); err != nil {
+		return err
+	}
 	e.endNodeLocked(n, ev.State, ev.Time)
 	e.timers.pushRemoval(ev.Time, n.id)
 	e.followLocked(n)

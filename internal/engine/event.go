@@ -14,8 +14,8 @@ const (
 	KindSessionOpened  Kind = 2  // Target: new session id, Node: its scope
 	KindSessionClosed  Kind = 3  // Target: the session
 	KindSessionExpired Kind = 4  // Target: the session
-	KindNodeCreated    Kind = 5  // Target: new node id, Node: parent, Spec, optional Charge
-	KindNodeEnded      Kind = 6  // Node, State
+	KindNodeCreated    Kind = 5  // Target: new node id, Node: parent, Spec, optional Charge, Owner
+	KindNodeEnded      Kind = 6  // Node, State, Owner: set when its owner session's end ended it
 	KindNodesRemoved   Kind = 7  // IDs: ended nodes past retention, each with its ended subtree
 	KindConsumed       Kind = 8  // Node, Name: resource, Amount, Until: the booked slot (0: admitted at once), Answer
 	KindLeaseGranted   Kind = 9  // Target: new lease id, Node, Name: class, Until: hold deadline
@@ -28,7 +28,7 @@ const (
 	KindRateReset      Kind = 16 // Node, Name: resource; the bucket is full again
 	KindRateDrained    Kind = 17 // Node, Name: resource, Amount: a refused charge that emptied the rate caps refusing it
 	KindKeysForgotten  Kind = 18 // IDs: idle key nodes (and group nodes they emptied), in the order they go
-	KindNodeEnding     Kind = 19 // Node, State: the node ends; its subtree, too wide for one step, is ended by KindNodesEnded
+	KindNodeEnding     Kind = 19 // Node, State, Owner as for KindNodeEnded: the node ends; its subtree, too wide for one step, is ended by KindNodesEnded
 	KindNodesEnded     Kind = 20 // IDs: active nodes beneath an ended node, each ended as its ended parent makes it
 	kindEnd            Kind = 21
 )
@@ -99,6 +99,7 @@ type Event struct {
 	Adapt    *Adapt    `json:"adapt,omitempty"`
 	IDs      []ID      `json:"ids,omitempty"`
 	Answer   *Tightest `json:"answer,omitempty"` // Consumed with a request id: the cap its answer named, so a retry gets the same answer
+	Owner    ID        `json:"owner,omitempty"`  // the session that owns a node; see KindNodeCreated, KindNodeEnded
 }
 
 // EventSeq returns the event's sequence number.

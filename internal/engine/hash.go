@@ -52,6 +52,9 @@ func (h argHash) spec(s *Spec) argHash {
 	if s.Retention != 0 { // left out when unset, so the hashes recorded before it existed still match
 		h = h.byte('r').num(int64(s.Retention))
 	}
+	if s.Detached { // likewise
+		h = h.byte('d')
+	}
 	return h
 }
 

@@ -305,6 +305,7 @@ func (h *history) randomSpec(name string) Spec {
 	if h.rng.IntN(5) == 0 {
 		sp.Deadline = h.clock.Now().Add(time.Duration(1+h.rng.IntN(20)) * time.Second).UnixNano()
 	}
+	sp.Detached = h.rng.IntN(3) == 0
 	if h.rng.IntN(4) == 0 {
 		sp.Retention = time.Duration(h.rng.IntN(30)) * time.Second
 	}
@@ -722,8 +723,12 @@ func (h *history) checkReplays() {
 }
 
 // later lets time pass and checks that the rebuilt engine answers every
-// peek and every charge as the live one does.
+// peek and every charge as the live one does. Heartbeats are not recorded,
+// so both first give every session one fresh TTL, as a restarted daemon
+// does: sessions then end, and end the nodes they own, at the same instants.
 func (h *history) later(e *Engine) {
+	h.e.Revive()
+	e.Revive()
 	for step := range 30 {
 		h.clock.Advance(time.Duration(h.rng.IntN(1500)) * time.Millisecond)
 		n := h.nodes[h.rng.IntN(len(h.nodes))]

@@ -5,18 +5,47 @@ import (
 	"time"
 )
 
-// The ten invariants of SPEC.md §5. checkState recomputes I2, I3, I6, I7 and
-// I8 from scratch; the auditor checks I1, I4, I5, I9 and I10 on every event as
-// it is emitted, because they are statements about transitions.
+// The eleven invariants of SPEC.md §5. checkState recomputes I2, I3, I6, I7,
+// I8 and I11 from scratch; the auditor checks I1, I4, I5, I9 and I10 on every
+// event as it is emitted, because they are statements about transitions.
 
 // checkState must be called without the engine lock held.
 func checkState(e *Engine) error {
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	for _, check := range []func(*Engine) error{checkI2Usage, checkI3Held, checkI6Leases, checkI7Ended, checkI8WorkConserving, checkIDs, checkStats, checkChildOrder} {
+	for _, check := range []func(*Engine) error{checkI2Usage, checkI3Held, checkI6Leases, checkI7Ended, checkI8WorkConserving, checkI11Owners, checkIDs, checkStats, checkChildOrder} {
 		if err := check(e); err != nil {
 			return err
 		}
+	}
+	return nil
+}
+
+// I11: no node outlives its owner. An active node's owner is a live session
+// that lists it, and a session lists only the active nodes it owns.
+func checkI11Owners(e *Engine) error {
+	listed := 0
+	for _, s := range e.sessions {
+		for id := range s.owned {
+			if n := e.nodes[id]; n == nil || n.state != Active || n.owner != s.id {
+				return fmt.Errorf("I11: session %d lists node %d, which is not an active node it owns", s.id, id)
+			}
+		}
+		listed += len(s.owned)
+	}
+	owned := 0
+	for _, n := range e.nodes {
+		if n.owner == 0 || n.state != Active {
+			continue
+		}
+		if s := e.sessions[n.owner]; s != nil {
+			owned++
+		} else if !n.endedAbove() {
+			return fmt.Errorf("I11: active node %d outlived its owner session %d", n.id, n.owner)
+		}
+	}
+	if owned != listed {
+		return fmt.Errorf("I11: %d active nodes have owners, but sessions list %d", owned, listed)
 	}
 	return nil
 }

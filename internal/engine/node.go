@@ -33,6 +33,9 @@ type node struct {
 	keyed  Keyed  // the part it plays for ConsumeKeyed
 	keyRes string // a key node's resource
 
+	owner      ID   // the session whose end ends this node; 0: none (detached, or made without a session)
+	ownerEnded bool // it ended because its owner's session ended
+
 	scoped int  // live sessions scoped to this node
 	dirty  bool // changed since the last snapshot capture
 }

@@ -47,6 +47,17 @@ func restored(t *testing.T, live *Engine, now time.Time) (*Engine, *testclock.Cl
 	return e, clock
 }
 
+// everyWay runs check on the fixture's live engine, on one rebuilt from its
+// events and on one restored from its snapshot, each named for the message.
+func (f *fixture) everyWay(t *testing.T, check func(e *Engine, how string)) {
+	t.Helper()
+	check(f.e, "live")
+	replayed, _ := rebuild(t, f.rec.events, f.clock.Now())
+	check(replayed, "after replay")
+	fromSnapshot, _ := restored(t, f.e, f.clock.Now())
+	check(fromSnapshot, "after a snapshot")
+}
+
 // TestRateReplayAndRestore: rate state rebuilt from events or from a
 // snapshot is the live state, bookings included, and a rebuilt engine
 // answers later calls as the live one does: a restart hands out no fresh

@@ -76,7 +76,7 @@ func (e *Engine) reapSessionLocked(t timerEntry, now int64) {
 	case s.expires != t.at:
 		e.timers.pushSession(s.expires, s.id)
 	default:
-		e.emitLocked(&Event{Kind: KindSessionExpired, Target: s.id}, now)
+		e.endSessionLocked(s, KindSessionExpired, now)
 	}
 }
 

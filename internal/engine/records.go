@@ -36,6 +36,10 @@ type NodeRec struct {
 	Retention int64               `json:"retention,omitempty"`
 	Keyed     Keyed               `json:"keyed,omitempty"`
 	KeyRes    string              `json:"key_res,omitempty"`
+	// Owner is the session whose end ends the node; OwnerEnded says that
+	// end is what ended it.
+	Owner      ID   `json:"owner,omitempty"`
+	OwnerEnded bool `json:"owner_ended,omitempty"`
 }
 
 // ResRec is one resource of one node.
@@ -102,7 +106,7 @@ func (n *node) record() NodeRec {
 	r := NodeRec{
 		ID: n.id, Name: n.name, State: n.state, Created: n.created, Ended: n.ended,
 		Deadline: n.deadline, Weight: n.weight, Priority: n.priority, Defaults: cloneDefaults(n.defaults),
-		Retention: n.retention, Keyed: n.keyed, KeyRes: n.keyRes,
+		Retention: n.retention, Keyed: n.keyed, KeyRes: n.keyRes, Owner: n.owner, OwnerEnded: n.ownerEnded,
 	}
 	if n.parent != nil {
 		r.Parent = n.parent.id

@@ -17,6 +17,9 @@ func Restore(opts Options, st *Snapshot) (*Engine, error) {
 	if err := e.restoreSessions(st.Sessions); err != nil {
 		return nil, err
 	}
+	if err := e.restoreOwners(); err != nil {
+		return nil, err
+	}
 	if err := e.restoreLeases(st.Leases); err != nil {
 		return nil, err
 	}
@@ -53,6 +56,7 @@ func (e *Engine) restoreNodes(recs []NodeRec) error {
 			id: r.ID, name: r.Name, state: r.State, created: r.Created, ended: r.Ended,
 			deadline: r.Deadline, eff: r.Deadline, weight: r.Weight, priority: r.Priority,
 			defaults: cloneDefaults(r.Defaults), retention: r.Retention, keyed: r.Keyed, keyRes: r.KeyRes,
+			owner: r.Owner, ownerEnded: r.OwnerEnded,
 		}
 		if r.Retention < 0 || r.Retention > int64(MaxRetention) {
 			return corrupt("snapshot node %d has a bad retention %d", r.ID, r.Retention)
@@ -145,6 +149,25 @@ func (e *Engine) restoreSessions(recs []SessionRec) error {
 		if s.ttl > 0 {
 			e.timers.pushSession(s.expires, s.id)
 		}
+	}
+	return nil
+}
+
+// restoreOwners puts every active owned node on its session's list. An
+// owned node outlived its session only in a damaged snapshot.
+func (e *Engine) restoreOwners() error {
+	for _, n := range e.nodes {
+		if n.owner == 0 || n.state != Active {
+			if n.ownerEnded && (n.owner == 0 || n.state != Cancelled) {
+				return corrupt("snapshot node %d says its owner's end ended it, but has no owner or is not cancelled", n.id)
+			}
+			continue
+		}
+		s := e.sessions[n.owner]
+		if s == nil {
+			return corrupt("snapshot node %d is active but its owner session %d has ended", n.id, n.owner)
+		}
+		ownLocked(n, s)
 	}
 	return nil
 }

@@ -12,7 +12,8 @@ type session struct {
 	opened  int64
 	token   [32]byte
 	leases  leaseList
-	waiters []*Waiter // queued acquires, each knowing its position (Waiter.at)
+	waiters []*Waiter       // queued acquires, each knowing its position (Waiter.at)
+	owned   map[ID]struct{} // the active nodes it owns: they end when it ends
 	mem     reqMemory
 	dirty   bool
 }
@@ -105,7 +106,7 @@ func (e *Engine) CloseSession(c *Call) error {
 	if s == nil {
 		return invalid("session", "the daemon has no session to close")
 	}
-	e.emitLocked(&Event{Kind: KindSessionClosed, Target: s.id}, now)
+	e.endSessionLocked(s, KindSessionClosed, now)
 	return nil
 }
 

@@ -35,11 +35,7 @@ func TestRepeatedConsumeAnswersFirst(t *testing.T) {
 			t.Fatalf("%s: used %d, want 43 (the repeat charged again)", how, used)
 		}
 	}
-	check(f.e, "live")
-	replayed, _ := rebuild(t, f.rec.events, f.clock.Now())
-	check(replayed, "after replay")
-	snap, _ := restored(t, f.e, f.clock.Now())
-	check(snap, "after a snapshot")
+	f.everyWay(t, check)
 }
 
 // TestRepeatedScheduledConsumeKeepsItsSlot: a scheduled consume repeated

@@ -18,6 +18,10 @@ type NodeInfo struct {
 	Rates    map[string]RateInfo
 	Defaults Defaults
 	Children int
+	// Owner is the session whose end ends the node; 0 for a detached node
+	// or one made without a session. OwnerEnded: that end is what ended it.
+	Owner      ID
+	OwnerEnded bool
 }
 
 // QuotaInfo is one resource on one node: its cap, if any, and what the node's
@@ -43,6 +47,7 @@ func (n *node) info(now int64) NodeInfo {
 		ID: n.id, Name: n.name, Tenant: n.tenant.id, Depth: n.depth, State: n.state,
 		Created: n.created, Ended: n.ended, Deadline: n.eff, Weight: n.weight, Priority: n.priority,
 		Defaults: cloneDefaults(n.defaults), Children: len(n.children), Rates: n.rateInfos(now),
+		Owner: n.owner, OwnerEnded: n.ownerEnded,
 	}
 	if n.parent != nil {
 		inf.Parent = n.parent.id
@@ -192,6 +197,9 @@ func (e *Engine) create(c *Call, parent ID, spec Spec, charge *Charge, ensure bo
 		charge = &ch
 	}
 	ev := &Event{Kind: kind, Target: e.next, Node: p.id, Spec: &spec, Charge: charge}
+	if s != nil && !spec.Detached {
+		ev.Owner = s.id
+	}
 	e.stampLocked(ev, s, c, uint64(h))
 	e.emitLocked(ev, now)
 	return e.nodes[ev.Target].info(now), true, nil

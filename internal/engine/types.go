@@ -72,6 +72,10 @@ type Spec struct {
 	Retention time.Duration `json:"retention,omitempty"`
 	// Keyed is set only by ConsumeKeyed, on the nodes it creates.
 	Keyed Keyed `json:"keyed,omitempty"`
+	// Detached keeps the node alive when the session that created it ends.
+	// Without it, a node created through a session is owned by it and ends
+	// as Cancelled when the session ends (closed or lapsed).
+	Detached bool `json:"detached,omitempty"`
 }
 
 // Caps is a set of quotas (resource to cap), concurrency limits (class to

@@ -30,8 +30,15 @@ var endedReasons = [...]string{
 	engine.DeadlineExceeded: "past its deadline",
 }
 
+// msgOwnerEnded is why a node ended that its owner's session took with it.
+const msgOwnerEnded = "owner's session ended"
+
 // endedReason says in words why a node in state st ended; "" while active.
-func endedReason(st engine.State) string {
+// byOwner: the end of the session that owned it ended it.
+func endedReason(st engine.State, byOwner bool) string {
+	if byOwner {
+		return msgOwnerEnded
+	}
 	if int(st) < len(endedReasons) {
 		return endedReasons[st]
 	}
@@ -51,7 +58,7 @@ func nodeInfo(inf engine.NodeInfo, tenant string) *governorv1.NodeInfo {
 	out := &governorv1.NodeInfo{
 		Id: uint64(inf.ID), ParentId: uint64(inf.Parent), Name: inf.Name, Tenant: tenant,
 		Depth: uint32(inf.Depth), State: wireState(inf.State),
-		CreatedAt: stamp(inf.Created), EndedAt: stamp(inf.Ended), EndedReason: endedReason(inf.State),
+		CreatedAt: stamp(inf.Created), EndedAt: stamp(inf.Ended), EndedReason: endedReason(inf.State, inf.OwnerEnded),
 		Deadline: stamp(inf.Deadline), Weight: uint32(max(inf.Weight, 1)), Priority: inf.Priority,
 		Defaults: wireDefaults(inf.Defaults), ChildrenCount: uint64(inf.Children),
 		Rates: wireRateUsage(inf.Rates),

@@ -98,7 +98,7 @@ func poolOfOne(t *testing.T, e *env) (engine.ID, *rawCaller) {
 	return inf.ID, e.raw(sess.Token)
 }
 
-// grantRace is one round: the slot is held, waiters Acquires queue, the
+// grantRace is one round: the slot is held, that many Acquires queue, the
 // holder releases and every waiter gives up cancelAfter later. A waiter
 // that got no answer asks again with its request id once governord has seen
 // it go, as a client that gives up must, and gives back what it finds. It

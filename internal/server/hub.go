@@ -93,7 +93,7 @@ func (h *hub) loadLocked(dump *engine.Snapshot) {
 	for _, r := range dump.Nodes {
 		n := &mnode{id: r.ID, name: r.Name, state: r.State, changed: r.Created}
 		if r.State != engine.Active {
-			n.changed, n.reason = r.Ended, endedReason(r.State)
+			n.changed, n.reason = r.Ended, endedReason(r.State, r.OwnerEnded)
 		}
 		h.nodes[r.ID] = n
 	}
@@ -182,7 +182,7 @@ func (h *hub) applyLocked(ev *engine.Event) {
 		// A node_ending's subtree ends here at once: the nodes_ended steps
 		// that follow end nodes this copy has ended already.
 		if n := h.nodes[ev.Node]; n != nil && n.state == engine.Active {
-			h.endLocked(n, ev.State, ev.Time, nil, "")
+			h.endLocked(n, ev.State, ev.Time, nil, endedReason(ev.State, ev.Owner != 0))
 		}
 	case engine.KindNodesRemoved, engine.KindKeysForgotten:
 		for _, id := range ev.IDs {
@@ -216,24 +216,28 @@ func (h *hub) createdLocked(ev *engine.Event) {
 
 // endLocked ends n and its active subtree, children first, so that a
 // subtree watcher hears of every node before the stream ends with its own.
-// cause is the node whose end ended n (nil for n itself) and how it ended.
+// cause is the node whose end ended n (nil for n itself); how says why
+// cause, or n itself, ended.
 func (h *hub) endLocked(n *mnode, st engine.State, at int64, cause *mnode, how string) {
 	below := engine.Cancelled
 	if st == engine.DeadlineExceeded {
 		below = engine.DeadlineExceeded
 	}
-	top, topHow := cause, how
+	top := cause
 	if top == nil {
-		top, topHow = n, endedReason(st)
+		top = n
 	}
 	for _, ch := range n.children {
 		if ch.state == engine.Active {
-			h.endLocked(ch, below, at, top, topHow)
+			h.endLocked(ch, below, at, top, how)
 		}
 	}
-	n.state, n.changed, n.reason = st, at, endedReason(st)
-	if cause != nil {
-		n.reason = fmt.Sprintf("%s: its ancestor %q (node %d) was %s", n.reason, cause.name, cause.id, how)
+	n.state, n.changed, n.reason = st, at, how
+	switch {
+	case cause != nil && how == msgOwnerEnded:
+		n.reason = fmt.Sprintf("%s: its ancestor %q (node %d) ended with its owner's session", endedReason(st, false), cause.name, cause.id)
+	case cause != nil:
+		n.reason = fmt.Sprintf("%s: its ancestor %q (node %d) was %s", endedReason(st, false), cause.name, cause.id, how)
 	}
 	h.deliverLocked(n)
 }

@@ -175,7 +175,7 @@ func (s *Server) sendUsage(ctx context.Context, w *watcher, stream *connect.Serv
 			return err
 		}
 		msg := &governorv1.WatchNodeResponse{NodeId: uint64(inf.ID), ParentId: uint64(inf.Parent), Name: inf.Name,
-			State: wireState(inf.State), EndedReason: endedReason(inf.State), Usage: s.nodeInfo(inf)}
+			State: wireState(inf.State), EndedReason: endedReason(inf.State, inf.OwnerEnded), Usage: s.nodeInfo(inf)}
 		if err := stream.Send(msg); err != nil {
 			return err
 		}

@@ -111,6 +111,7 @@ func checkSpec(field string, sp *governorv1.NodeSpec, name string, nameField str
 	if sp == nil {
 		return out, nil
 	}
+	out.Detached = sp.Detached
 	if out.Quotas, err = checkCaps(field+".quotas", sp.Quotas); err != nil {
 		return out, err
 	}

@@ -35,6 +35,17 @@ func expect(t *testing.T, s *connect.ServerStreamForClient[governorv1.WatchNodeR
 	}
 }
 
+// watch opens a WatchNode stream that closes when t ends.
+func watch(t *testing.T, ctx context.Context, cl governorv1connect.GovernorServiceClient, req *governorv1.WatchNodeRequest) *connect.ServerStreamForClient[governorv1.WatchNodeResponse] {
+	t.Helper()
+	s, err := cl.WatchNode(ctx, connect.NewRequest(req))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = s.Close() })
+	return s
+}
+
 func create(t *testing.T, cl governorv1connect.GovernorServiceClient, parent uint64, name string) uint64 {
 	t.Helper()
 	res, err := cl.CreateNode(context.Background(), connect.NewRequest(&governorv1.CreateNodeRequest{ParentId: parent, Spec: &governorv1.NodeSpec{Name: name}}))
@@ -52,16 +63,8 @@ func TestWatchSubtree(t *testing.T) {
 	a, _ := e.session(keyA)
 	job := create(t, a, 0, "job")
 	create(t, a, job, "u")
-	tree, err := a.WatchNode(ctx, connect.NewRequest(&governorv1.WatchNodeRequest{NodeId: job, Subtree: true}))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer tree.Close()
-	only, err := a.WatchNode(ctx, connect.NewRequest(&governorv1.WatchNodeRequest{NodeId: job}))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer only.Close()
+	tree := watch(t, ctx, a, &governorv1.WatchNodeRequest{NodeId: job, Subtree: true})
+	only := watch(t, ctx, a, &governorv1.WatchNodeRequest{NodeId: job})
 	expect(t, tree, "job:ACTIVE")
 	expect(t, only, "job:ACTIVE")
 	v := create(t, a, job, "v")
@@ -90,10 +93,7 @@ func TestWatchSubtree(t *testing.T) {
 		}
 	}
 	// Watching a node that has ended gives its final state and ends.
-	late, err := a.WatchNode(ctx, connect.NewRequest(&governorv1.WatchNodeRequest{NodeId: v}))
-	if err != nil {
-		t.Fatal(err)
-	}
+	late := watch(t, ctx, a, &governorv1.WatchNodeRequest{NodeId: v})
 	expect(t, late, "v:CANCELLED")
 	if late.Receive() || late.Err() != nil {
 		t.Fatalf("watch of an ended node: want a clean end, got %v", late.Err())

@@ -589,7 +589,12 @@ type NodeSpec struct {
 	// How long the node stays in the tree once it has ended, so that
 	// EnsureNode still finds it ended rather than creating it anew: 0 to 366
 	// days. Unset or shorter than governord's retention.nodes: that.
-	Retention     *durationpb.Duration `protobuf:"bytes,8,opt,name=retention,proto3" json:"retention,omitempty"`
+	Retention *durationpb.Duration `protobuf:"bytes,8,opt,name=retention,proto3" json:"retention,omitempty"`
+	// Keep the node when the session that creates it ends. Unset, a node
+	// created with a session token ends as CANCELLED ("owner's session
+	// ended") when that session is closed or lapses; one created with an API
+	// key is never owned, since the key's session does not end.
+	Detached      bool `protobuf:"varint,9,opt,name=detached,proto3" json:"detached,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -678,6 +683,13 @@ func (x *NodeSpec) GetRetention() *durationpb.Duration {
 		return x.Retention
 	}
 	return nil
+}
+
+func (x *NodeSpec) GetDetached() bool {
+	if x != nil {
+		return x.Detached
+	}
+	return false
 }
 
 // Rate is a rate cap: limit units per period, refilled with time.
@@ -4807,7 +4819,7 @@ var File_governor_v1_governor_proto protoreflect.FileDescriptor
 
 const file_governor_v1_governor_proto_rawDesc = "" +
 	"\n" +
-	"\x1agovernor/v1/governor.proto\x12\vgovernor.v1\x1a\x1egoogle/protobuf/duration.proto\x1a\x1fgoogle/protobuf/timestamp.proto\"\xb4\x04\n" +
+	"\x1agovernor/v1/governor.proto\x12\vgovernor.v1\x1a\x1egoogle/protobuf/duration.proto\x1a\x1fgoogle/protobuf/timestamp.proto\"\xd0\x04\n" +
 	"\bNodeSpec\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x129\n" +
 	"\x06quotas\x18\x02 \x03(\v2!.governor.v1.NodeSpec.QuotasEntryR\x06quotas\x129\n" +
@@ -4816,7 +4828,8 @@ const file_governor_v1_governor_proto_rawDesc = "" +
 	"\x06weight\x18\x05 \x01(\rR\x06weight\x12\x1a\n" +
 	"\bpriority\x18\x06 \x01(\x05R\bpriority\x126\n" +
 	"\x05rates\x18\a \x03(\v2 .governor.v1.NodeSpec.RatesEntryR\x05rates\x127\n" +
-	"\tretention\x18\b \x01(\v2\x19.google.protobuf.DurationR\tretention\x1a9\n" +
+	"\tretention\x18\b \x01(\v2\x19.google.protobuf.DurationR\tretention\x12\x1a\n" +
+	"\bdetached\x18\t \x01(\bR\bdetached\x1a9\n" +
 	"\vQuotasEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
 	"\x05value\x18\x02 \x01(\x03R\x05value:\x028\x01\x1a9\n" +
