@@ -179,12 +179,17 @@ func (e *Engine) Recycle(evs []*Event) {
 // finishLocked ends a live operation: it lets every queue that may now grant
 // do so, and tells the caller how far the record must reach.
 func (e *Engine) finishLocked(c *Call, now int64) {
+	e.grantFreedLocked(now)
+	c.Seq = e.seq
+}
+
+// grantFreedLocked lets every queue that may now grant do so.
+func (e *Engine) grantFreedLocked(now int64) {
 	for len(e.dispatch) > 0 {
 		class := e.dispatch[len(e.dispatch)-1]
 		e.dispatch = e.dispatch[:len(e.dispatch)-1]
 		e.dispatchLocked(class, now)
 	}
-	c.Seq = e.seq
 }
 
 // Configure records new settings, if they differ from those in force.
