@@ -28,7 +28,8 @@ func validSpan(field string, d time.Duration, zero string) error {
 // usageRoomLocked refuses a charge of amount of r that would take a usage
 // counter past the largest int64. Every node's usage is part of its
 // parent's, so the root's counter is the largest on any chain and the only
-// one to check.
+// one to check. Calls check it once the caps have admitted the charge, so a
+// cap that refuses it answers as it always does.
 func (e *Engine) usageRoomLocked(field, r string, amount int64) error {
 	rs := e.root.findRes(r)
 	if rs == nil || amount <= math.MaxInt64-rs.used {

@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"errors"
 	"math"
 	"reflect"
 	"testing"
@@ -113,4 +114,21 @@ func TestLongestSpansHold(t *testing.T) {
 		t.Fatalf("configure every span at %s: %v", MaxSpan, err)
 	}
 	restoredSame(t, w.f)
+}
+
+// TestACapRefusesBeforeTheCounterLimit: an amount past what the counters
+// hold that a cap refuses anyway is denied by the cap, as any amount over
+// it is, not refused as invalid.
+func TestACapRefusesBeforeTheCounterLimit(t *testing.T) {
+	f := newFixture(t)
+	ten := f.tenant(Spec{Name: "a", Quotas: map[string]int64{"http": 10}})
+	s := f.session(ten, 0)
+	f.consume(s, ten, "http", 1)
+	if err := f.e.Consume(&Call{Session: s}, ten, "http", math.MaxInt64); !errors.Is(err, ErrDenied) {
+		t.Fatalf("consume the most under a cap of 10: %v, want denied by the cap", err)
+	}
+	k := KeyedLimit{Parent: ten, Group: "g", Key: "k", Resource: "http", Rate: Rate{Limit: 10, Period: time.Second}}
+	if _, err := f.e.ConsumeKeyed(&Call{Session: s}, k, math.MaxInt64, ConsumeOptions{}); !errors.Is(err, ErrDenied) {
+		t.Fatalf("a keyed consume of the most at 10 a second: %v, want denied by the rate cap", err)
+	}
 }

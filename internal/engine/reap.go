@@ -38,10 +38,11 @@ func (e *Engine) clockLocked() int64 {
 
 // reapDueLocked takes every decision that time made by now, in the order of
 // the instants at which time made them: a session lapsed, a deadline passed,
-// a hold ran out (at one instant, in that order). The slots a decision frees
-// go to the waiters before the next decision is taken, so a waiter is served
-// by a slot freed before its own session lapsed. Reap calls it, and so does
-// every other call before anything else (clockLocked). So a lease
+// a hold ran out (at one instant, in that order). Reap calls it, and so does
+// every other call before anything else (clockLocked). A slot a decision
+// frees goes to the queue before the next decision is taken, as it would
+// have had each been taken at its instant: a waiter whose session lapsed
+// later is granted the slot, and its lease then ends with the session. So a lease
 // that both its hold and its node's deadline (or its session) would end
 // ends by the earliest of them, however late the decision is taken.
 func (e *Engine) reapDueLocked(now int64) {

@@ -166,9 +166,6 @@ func consumeHash(id ID, resource string, n int64, o ConsumeOptions) uint64 {
 // caps admit it now or at a bookable slot, stamped with the caller's
 // session, request and argument hash h; otherwise it refuses.
 func (e *Engine) admitLocked(s *session, c *Call, h uint64, nd *node, resource string, n, now int64, o ConsumeOptions) (ConsumeResult, error) {
-	if err := e.usageRoomLocked("amount", resource, n); err != nil {
-		return ConsumeResult{}, err
-	}
 	v := e.judgeLocked(nd, resource, n, now, scopeOf(s))
 	var slot int64
 	if v.first != nil {
@@ -176,6 +173,9 @@ func (e *Engine) admitLocked(s *session, c *Call, h uint64, nd *node, resource s
 			return ConsumeResult{}, e.refuseLocked(s, nd, &v, resource, n, now, o)
 		}
 		slot = now + v.wait
+	}
+	if err := e.usageRoomLocked("amount", resource, n); err != nil {
+		return ConsumeResult{}, err
 	}
 	ev := &Event{Kind: KindConsumed, Node: nd.id, Name: resource, Amount: n, Until: slot}
 	e.stampLocked(ev, s, c, h)

@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"errors"
 	"testing"
 	"time"
 )
@@ -57,5 +58,32 @@ func TestDescribeWaitsForTheDecisionsItTook(t *testing.T) {
 	}
 	if c.Seq != before+1 || f.rec.events[len(f.rec.events)-1].Kind != KindLeaseExpired {
 		t.Fatalf("describe's sequence is %d after %d, last event %s; want the hold's expiry, recorded", c.Seq, before, f.rec.events[len(f.rec.events)-1].Kind)
+	}
+}
+
+// TestALateReapGrantsAsOnTime: a slot's hold runs out at 1s and its waiter's
+// session lapses at 1.5s, and nothing is called until 2s. Taken at their
+// instants, the waiter is granted the slot at 1s and its lease ends with
+// its session; a late reap gives the same result, not a waiter failed for
+// its session.
+func TestALateReapGrantsAsOnTime(t *testing.T) {
+	f := newFixture(t)
+	ten := f.tenant(Spec{Name: "a", Limits: map[string]int64{"db": 1}})
+	holder, waiter := f.session(ten, 0), f.session(ten, 1500*time.Millisecond)
+	if _, _, err := f.e.Acquire(&Call{Session: holder}, 0, "db", time.Second); err != nil {
+		t.Fatal(err)
+	}
+	_, w, err := f.e.Acquire(&Call{Session: waiter}, 0, "db", 0)
+	if err != nil || w == nil {
+		t.Fatalf("the waiter's acquire: %v, queued %v; want it queued", err, w != nil)
+	}
+	f.clock.Advance(2 * time.Second)
+	f.e.Reap(f.sys())
+	l := mustGrant(t, w)
+	if _, err := f.e.Validate(f.sys(), l.ID); !errors.Is(err, ErrLeaseExpired) {
+		t.Fatalf("the waiter's lease after its session lapsed: %v, want expired", err)
+	}
+	if held := f.describe(ten).Limits["db"].Held; held != 0 {
+		t.Fatalf("%d held once both ran out, want 0", held)
 	}
 }

@@ -184,10 +184,10 @@ func (e *Engine) create(c *Call, parent ID, spec Spec, charge *Charge, ensure bo
 		return NodeInfo{}, false, invalid("parent", "the tree is at most %d levels deep", MaxDepth)
 	}
 	if charge != nil {
-		if err := e.usageRoomLocked("charge.amount", charge.Resource, charge.Amount); err != nil {
+		if err := e.checkLocked(p, charge.Resource, charge.Amount, now, scopeOf(s)); err != nil {
 			return NodeInfo{}, false, err
 		}
-		if err := e.checkLocked(p, charge.Resource, charge.Amount, now, scopeOf(s)); err != nil {
+		if err := e.usageRoomLocked("charge.amount", charge.Resource, charge.Amount); err != nil {
 			return NodeInfo{}, false, err
 		}
 	}
