@@ -185,7 +185,7 @@ export class Client {
       t.end(this.#closed);
     }
     try {
-      await send(s, "close session", undefined, s.ttlMs, (opts) => s.api.closeSession({}, opts));
+      await send(s, "close session", AbortSignal.timeout(Math.ceil(s.ttlMs)), s.ttlMs, (opts) => s.api.closeSession({}, opts));
     } catch (e) {
       if (!(fromApi("close session", e) instanceof SessionLostError)) {
         throw e;

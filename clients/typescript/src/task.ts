@@ -185,7 +185,7 @@ export class Task {
       return;
     }
     try {
-      await send(this.session, what, undefined, this.session.ttlMs, call);
+      await send(this.session, what, AbortSignal.timeout(Math.ceil(this.session.ttlMs)), this.session.ttlMs, call);
     } catch (e) {
       if (!(e instanceof TaskEndedError || e instanceof SessionLostError)) {
         throw e;

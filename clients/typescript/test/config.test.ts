@@ -2,11 +2,12 @@
 
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
+import { limit } from "./harness.js";
 import { baseURL, resolve } from "../src/config.js";
 import { InvalidArgumentError, dial } from "../src/index.js";
 
 describe("connection settings", () => {
-  it("turns addresses into base URLs and names what is wrong", () => {
+  it("turns addresses into base URLs and names what is wrong", limit, () => {
     const cases: [string, boolean, string][] = [
       ["", false, "http://127.0.0.1:7600"],
       ["gov.internal:9000", false, "http://gov.internal:9000"],
@@ -27,7 +28,7 @@ describe("connection settings", () => {
     }
   });
 
-  it("reads the environment, and options override it", () => {
+  it("reads the environment, and options override it", limit, () => {
     const env = { GOVERNOR_ADDR: " gov:1234 ", GOVERNOR_API_KEY: "k1", GOVERNOR_TLS: "true" };
     assert.deepEqual(resolve({}, env), { baseUrl: "https://gov:1234", apiKey: "k1", ca: undefined });
     assert.deepEqual(resolve({ addr: "other:1", apiKey: "k2", tls: false }, env), { baseUrl: "http://other:1", apiKey: "k2", ca: undefined });
@@ -35,7 +36,7 @@ describe("connection settings", () => {
     assert.throws(() => resolve({}, { GOVERNOR_CA_FILE: "/nonexistent/ca.pem" }), InvalidArgumentError);
   });
 
-  it("refuses bad options before dialing", async () => {
+  it("refuses bad options before dialing", limit, async () => {
     await assert.rejects(dial({ addr: "127.0.0.1:1", ttlMs: -1 }), InvalidArgumentError);
     await assert.rejects(dial({ addr: "127.0.0.1:1", resendMs: Number.NaN }), InvalidArgumentError);
   });

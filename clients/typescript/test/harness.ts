@@ -247,3 +247,7 @@ export function aborted(signal: AbortSignal, ms: number): Promise<unknown> {
     });
   });
 }
+
+/** limit bounds each test, so that a broken promise fails the test rather
+ * than hanging the run. */
+export const limit = { timeout: 30_000 };
