@@ -12,7 +12,7 @@ import { BadKeyError, SessionLostError, fromApi } from "./errors.js";
 import { sleep } from "./timing.js";
 import { durationMs, duration } from "./wire.js";
 import type { Task } from "./task.js";
-import { watchLoop } from "./watch.js";
+import { checkUnwatched, watchLoop } from "./watch.js";
 
 /** The API of governord as the generated Connect client sees it. */
 export type API = ServiceClient<typeof GovernorService>;
@@ -174,6 +174,7 @@ async function heartbeatLoop(s: Session): Promise<void> {
     try {
       await s.api.heartbeat({}, { signal, headers: s.headers });
       s.renewed(sent);
+      await checkUnwatched(s, AbortSignal.any([s.stopped, AbortSignal.timeout(Math.max(1, Math.ceil(s.giveUp - performance.now())))]));
     } catch (e) {
       if (s.stopped.aborted) {
         return;

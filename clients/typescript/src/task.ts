@@ -115,6 +115,9 @@ export class Task {
   readonly name: string;
   readonly client: Client;
   readonly session: Session;
+  /** The current watch stream has reported the task, or was open when it
+   * was created; false after the stream is opened again. */
+  watched = true;
   readonly #ac = new AbortController();
   readonly #cleanups: (() => void)[] = [];
 

@@ -116,6 +116,31 @@ describe("session", () => {
     }
   });
 
+  it("a session and its lease survive a restart within the TTL, and tasks from before it are still followed", limit, async () => {
+    const client = await dial({ addr: g.addr, apiKey: teamKey, ttlMs: 2000 });
+    try {
+      await client
+        .task({ name: "survivor", quotas: { http: 10 }, limits: { db: 1 } }, async (t) => {
+          const lease = await acquire("db");
+          await consume("http", 1);
+          await g.restart();
+          await lease.validate();
+          assert.equal((await consume("http", 1)).remaining, 8n);
+          await new Promise((r) => setTimeout(r, 3000)); // heartbeats carry the session past its TTL
+          assert.equal(t.signal.aborted, false, `the task ended: ${t.signal.reason}`);
+          await lease.release();
+          // The watch stream no longer follows a task created before the
+          // restart; the client asks about it with each heartbeat instead.
+          await new Admin(g.addr).cancel(t.id);
+          const r = await aborted(t.signal, 2000);
+          assert.ok(r instanceof TaskEndedError, `signal fired with ${r}`);
+        })
+        .catch((e) => assert.ok(e instanceof TaskEndedError, `${e}`));
+    } finally {
+      await client.close();
+    }
+  });
+
   it("an operator's cancel fires the task's signal and its subtasks'", limit, async () => {
     const client = await dial({ addr: g.addr, apiKey: teamKey });
     try {
