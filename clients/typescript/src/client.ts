@@ -97,7 +97,7 @@ export class Client {
    * calls, consume, acquire, retry, wait and the governed fetch charge this
    * task, and task() makes subtasks of it. When fn returns, the task is
    * closed as done; when fn throws, it is cancelled with the error's
-   * message; either way its signal fires. Outside every task of this
+   * message (and fn's error is thrown); either way its signal fires. Outside every task of this
    * client, the task is a child of the key's scope (its tenant). */
   async task<T>(spec: Spec, fn: (task: Task) => Promise<T> | T): Promise<T> {
     const t = await this.#create(spec);
@@ -105,7 +105,9 @@ export class Client {
     try {
       out = await storage.run(t, () => fn(t));
     } catch (e) {
-      await t.cancel(e instanceof Error ? e.message : String(e));
+      // fn's error comes first; a cancel governord does not take leaves the
+      // task to end with the session.
+      await t.cancel(e instanceof Error ? e.message : String(e)).catch(() => undefined);
       throw e;
     }
     await t.close();

@@ -1,10 +1,10 @@
 // Connection settings are read like the Go SDK reads them.
 
 import assert from "node:assert/strict";
-import { describe, it } from "node:test";
-import { limit } from "./harness.js";
+import { after, before, describe, it } from "node:test";
+import { Governord, limit, teamKey } from "./harness.js";
 import { baseURL, resolve } from "../src/config.js";
-import { InvalidArgumentError, dial } from "../src/index.js";
+import { InvalidArgumentError, UnavailableError, consume, dial } from "../src/index.js";
 
 describe("connection settings", () => {
   it("turns addresses into base URLs and names what is wrong", limit, () => {
@@ -39,5 +39,33 @@ describe("connection settings", () => {
   it("refuses bad options before dialing", limit, async () => {
     await assert.rejects(dial({ addr: "127.0.0.1:1", ttlMs: -1 }), InvalidArgumentError);
     await assert.rejects(dial({ addr: "127.0.0.1:1", resendMs: Number.NaN }), InvalidArgumentError);
+  });
+});
+
+describe("TLS", () => {
+  let g: Governord;
+  before(async () => {
+    g = await Governord.start({ tls: true });
+  });
+  after(() => g.stop());
+
+  it("dials with the CA file from the environment, and refuses an unknown CA", limit, async () => {
+    const env = { GOVERNOR_ADDR: g.addr, GOVERNOR_API_KEY: teamKey, GOVERNOR_CA_FILE: g.caFile };
+    Object.assign(process.env, env);
+    try {
+      const client = await dial();
+      try {
+        await client.task({ name: "over-tls" }, () => consume("http", 1));
+      } finally {
+        await client.close();
+      }
+      delete process.env.GOVERNOR_CA_FILE;
+      process.env.GOVERNOR_TLS = "true";
+      await assert.rejects(dial(), UnavailableError);
+    } finally {
+      for (const k of [...Object.keys(env), "GOVERNOR_TLS"]) {
+        delete process.env[k];
+      }
+    }
   });
 });
