@@ -104,6 +104,7 @@ describe("work in tasks", () => {
         [t.id, "denied", "tokens", 4n, 5n, 2n, false],
       );
       assert.equal(err.largest?.name, "spender");
+      assert.equal(err.denial.nodeName, "denied");
       assert.equal(err.largest?.used, 4n);
       assert.equal(await admin.used(t.id, "tokens"), 4n);
     });
@@ -145,6 +146,13 @@ describe("work in tasks", () => {
   it("outside every task nothing is charged, and a key's tasks stay in its tenant", limit, async () => {
     await assert.rejects(consume("http", 1), NoTaskError);
     await assert.rejects(acquire("db"), NoTaskError);
+    let calls = 0;
+    const err = await retry(() => {
+      calls++;
+      throw new Error("down");
+    }).catch((e) => e);
+    assert.ok(err instanceof RetryBudgetError && err.why instanceof NoTaskError, `retry outside a task: ${err}`);
+    assert.equal(calls, 1);
     await assert.rejects(task({ name: "orphan" }, async () => undefined), NoTaskError);
     const other = await dial({ addr: g.addr, apiKey: otherKey });
     try {
