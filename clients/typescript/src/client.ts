@@ -97,7 +97,7 @@ export class Client {
    * calls, consume, acquire, retry, wait and the governed fetch charge this
    * task, and task() makes subtasks of it. When fn returns, the task is
    * closed as done; when fn throws, it is cancelled with the error's
-   * message; either way its signal fires. Outside every task of this
+   * message (and fn's error is thrown); either way its signal fires. Outside every task of this
    * client, the task is a child of the key's scope (its tenant). */
   async task<T>(spec: Spec, fn: (task: Task) => Promise<T> | T): Promise<T> {
     const t = await this.#create(spec);
@@ -105,7 +105,9 @@ export class Client {
     try {
       out = await storage.run(t, () => fn(t));
     } catch (e) {
-      await t.cancel(e instanceof Error ? e.message : String(e));
+      // fn's error comes first; a cancel governord does not take leaves the
+      // task to end with the session.
+      await t.cancel(e instanceof Error ? e.message : String(e)).catch(() => undefined);
       throw e;
     }
     await t.close();
@@ -185,7 +187,7 @@ export class Client {
       t.end(this.#closed);
     }
     try {
-      await send(s, "close session", undefined, s.ttlMs, (opts) => s.api.closeSession({}, opts));
+      await send(s, "close session", AbortSignal.timeout(Math.ceil(s.ttlMs)), s.ttlMs, (opts) => s.api.closeSession({}, opts));
     } catch (e) {
       if (!(fromApi("close session", e) instanceof SessionLostError)) {
         throw e;

@@ -91,6 +91,8 @@ export class DeniedError extends GovernorError {
   readonly reset: Date | undefined;
   /** No wait helps: set only on a refused wait(). */
   readonly neverFits: boolean;
+  /** The denial as governord sent it. */
+  readonly denial: Denial;
 
   constructor(d: Denial, message: string, options?: ErrorOptions) {
     super(message, options);
@@ -107,6 +109,7 @@ export class DeniedError extends GovernorError {
     this.retryAfterMs = d.retryAfter ? durationMs(d.retryAfter) : 0;
     this.reset = d.resetTime ? timestampDate(d.resetTime) : undefined;
     this.neverFits = d.neverFits;
+    this.denial = d;
   }
 }
 

@@ -66,7 +66,7 @@ export class Lease {
     const requestId = this.#task.client.ids.next();
     const latency = report.latencyMs ? duration("latencyMs", report.latencyMs) : undefined;
     try {
-      await send(s, "release", undefined, s.ttlMs, (opts) =>
+      await send(s, "release", AbortSignal.timeout(Math.ceil(s.ttlMs)), s.ttlMs, (opts) =>
         s.api.release({ leaseId: this.id, latency, overloaded: report.overloaded ?? false, requestId }, opts),
       );
     } catch (e) {

@@ -13,7 +13,7 @@ import {
   TaskEndedError,
 } from "./errors.js";
 import { consume, resourceRetry } from "./consume.js";
-import { current } from "./task.js";
+import { currentTask } from "./task.js";
 import { jitter, sleep } from "./timing.js";
 
 /** RetryOptions change how retry() retries. */
@@ -55,13 +55,13 @@ export function retryable(err: unknown): boolean {
  * one "retry" unit from the current task, so nested loops share one
  * budget. When the budget is spent the last error is thrown at once as a
  * RetryBudgetError, and enclosing retry() loops throw it too without
- * retrying. The task's signal cuts the backoff short. */
+ * retrying. Outside every task the first retry finds no budget: fn runs
+ * once. The task's signal cuts the backoff short. */
 export async function retry<T>(fn: () => Promise<T> | T, opts: RetryOptions = {}): Promise<T> {
   const attempts = Math.max(1, Math.floor(opts.attempts ?? 10));
   const baseMs = opts.baseMs ?? 50;
   const maxMs = opts.maxMs ?? 5000;
   const retryIf = opts.retryIf ?? retryable;
-  const t = current("retry()");
   for (let attempt = 1; ; attempt++) {
     try {
       return await fn();
@@ -75,6 +75,6 @@ export async function retry<T>(fn: () => Promise<T> | T, opts: RetryOptions = {}
         throw new RetryBudgetError(e, why);
       }
     }
-    await sleep(jitter(attempt - 1, baseMs, maxMs), t.signal);
+    await sleep(jitter(attempt - 1, baseMs, maxMs), currentTask()?.signal);
   }
 }

@@ -12,14 +12,14 @@ import { BadKeyError, SessionLostError, fromApi } from "./errors.js";
 import { sleep } from "./timing.js";
 import { durationMs, duration } from "./wire.js";
 import type { Task } from "./task.js";
-import { watchLoop } from "./watch.js";
+import { checkUnwatched, watchLoop } from "./watch.js";
 
 /** The API of governord as the generated Connect client sees it. */
 export type API = ServiceClient<typeof GovernorService>;
 
 /** The part of the TTL after which, without a heartbeat that succeeded,
  * the client gives its session up: before governord ends it. */
-export const failShare = 0.8;
+const failShare = 0.8;
 
 /** What a session is opened with. */
 export interface SessionSettings {
@@ -31,7 +31,7 @@ export interface SessionSettings {
 
 /** transport returns a client of governord's API on a connection of its
  * own, and how to close that connection. */
-export function transport(s: SessionSettings): { api: API; manager: Http2SessionManager } {
+function transport(s: SessionSettings): { api: API; manager: Http2SessionManager } {
   const manager = new Http2SessionManager(s.conn.baseUrl, {}, s.conn.ca ? { ca: s.conn.ca } : {});
   const t = createConnectTransport({
     baseUrl: s.conn.baseUrl,
@@ -44,7 +44,11 @@ export function transport(s: SessionSettings): { api: API; manager: Http2Session
 }
 
 /** Session is one session with governord and the tasks created in it.
- * Once it has ended it stays ended: the client opens another. */
+ * Once it has ended it stays ended: the client opens another. Its
+ * background work, started by open and stopped by lose: heartbeatLoop
+ * (renews, then asks about tasks the stream does not report), watchLoop
+ * (the watch stream, which ends tasks) and the watchdog timer (fails
+ * closed). Each session has its own HTTP/2 connection, closed by lose. */
 export class Session {
   readonly id: bigint;
   readonly ttlMs: number;
@@ -174,6 +178,7 @@ async function heartbeatLoop(s: Session): Promise<void> {
     try {
       await s.api.heartbeat({}, { signal, headers: s.headers });
       s.renewed(sent);
+      await checkUnwatched(s, AbortSignal.any([s.stopped, AbortSignal.timeout(Math.max(1, Math.ceil(s.giveUp - performance.now())))]));
     } catch (e) {
       if (s.stopped.aborted) {
         return;

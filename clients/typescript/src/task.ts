@@ -115,6 +115,9 @@ export class Task {
   readonly name: string;
   readonly client: Client;
   readonly session: Session;
+  /** The current watch stream has reported the task, or was open when it
+   * was created; false after the stream is opened again. */
+  watched = true;
   readonly #ac = new AbortController();
   readonly #cleanups: (() => void)[] = [];
 
@@ -185,7 +188,7 @@ export class Task {
       return;
     }
     try {
-      await send(this.session, what, undefined, this.session.ttlMs, call);
+      await send(this.session, what, AbortSignal.timeout(Math.ceil(this.session.ttlMs)), this.session.ttlMs, call);
     } catch (e) {
       if (!(e instanceof TaskEndedError || e instanceof SessionLostError)) {
         throw e;

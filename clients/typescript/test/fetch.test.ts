@@ -6,7 +6,7 @@ import assert from "node:assert/strict";
 import { createServer, type Server } from "node:http";
 import { after, before, describe, it } from "node:test";
 import { DeniedError, NoTaskError, TaskEndedError, dial, governedFetch, overloaded, type Client } from "../src/index.js";
-import { Admin, Governord, teamKey } from "./harness.js";
+import { Admin, Governord, teamKey, limit } from "./harness.js";
 
 describe("governedFetch", () => {
   let g: Governord;
@@ -38,7 +38,7 @@ describe("governedFetch", () => {
     await g.stop();
   });
 
-  it("charges one unit per request and holds a lease until the body is read", async () => {
+  it("charges one unit per request and holds a lease until the body is read", limit, async () => {
     const f = governedFetch();
     await client.task({ name: "fetching", quotas: { http: 2 }, limits: { http: 1 } }, async (t) => {
       const res = await f(`${base}/page`);
@@ -57,7 +57,7 @@ describe("governedFetch", () => {
     });
   });
 
-  it("aborts the request when the task ends, and needs a task", async () => {
+  it("aborts the request when the task ends, and needs a task", limit, async () => {
     const f = governedFetch();
     await assert.rejects(f(`${base}/page`), NoTaskError);
     const err = await client
@@ -68,7 +68,7 @@ describe("governedFetch", () => {
     assert.ok(err instanceof TaskEndedError, `a request past the task's deadline ended with ${err}`);
   });
 
-  it("reads 429, 503 and Retry-After as overload, but not on a redirect", () => {
+  it("reads 429, 503 and Retry-After as overload, but not on a redirect", limit, () => {
     const cases: [number, Record<string, string>, boolean][] = [
       [200, {}, false],
       [429, {}, true],

@@ -22,7 +22,7 @@ function files(dir: string): Map<string, string> {
 }
 
 describe("generated code", () => {
-  it("is current: regenerate with npm run generate", () => {
+  it("is current: regenerate with npm run generate", { timeout: 15 * 60_000 }, () => {
     const out = mkdtempSync(join(tmpdir(), "governor-node-gen-"));
     try {
       const buf = execFileSync("go", ["-C", "tools", "tool", "-n", "buf"], { cwd: repoRoot, encoding: "utf8" }).trim();

@@ -48,11 +48,31 @@ export class Governord {
     this.dir = dir;
   }
 
-  /** start runs a governord in a new directory, removed by stop(). */
-  static async start(): Promise<Governord> {
+  /** The TLS block of the configuration; empty for plain text. */
+  #tls = "";
+
+  /** start runs a governord in a new directory, removed by stop(). With
+   * tls, it serves TLS with a self-signed certificate for 127.0.0.1, whose
+   * PEM file is caFile. */
+  static async start(opts: { tls?: boolean } = {}): Promise<Governord> {
     const g = new Governord(mkdtempSync(join(tmpdir(), "governor-node-test-")));
+    if (opts.tls) {
+      const [cert, key] = [join(g.dir, "server.crt"), join(g.dir, "server.key")];
+      execFileSync(
+        "openssl",
+        ["req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:P-256", "-nodes", "-days", "1",
+          "-subj", "/CN=127.0.0.1", "-addext", "subjectAltName=IP:127.0.0.1", "-keyout", key, "-out", cert],
+        { stdio: "ignore" },
+      );
+      g.#tls = `tls: {cert_file: "${cert}", key_file: "${key}"}\n`;
+    }
     await g.run("127.0.0.1:0");
     return g;
+  }
+
+  /** The PEM file of the certificate a TLS governord serves. */
+  get caFile(): string {
+    return join(this.dir, "server.crt");
   }
 
   /** run starts the process listening on listen and waits until it
@@ -73,7 +93,7 @@ tenants:
 sessions: {min_ttl: 100ms, default_ttl: 30s, max_ttl: 1h}
 reap_interval: 20ms
 log: {format: json}
-`,
+${this.#tls}`,
     );
     const p = spawn(governordBin(), ["-config", cfg], { cwd: this.dir, stdio: ["ignore", "pipe", "pipe"] });
     this.proc = p;
@@ -96,7 +116,7 @@ log: {format: json}
         });
       }
     });
-    this.addr = url.replace(/^http:\/\//, "");
+    this.addr = url.replace(/^https?:\/\//, "");
   }
 
   /** kill ends the process with SIGKILL and waits until it is gone. */
@@ -247,3 +267,7 @@ export function aborted(signal: AbortSignal, ms: number): Promise<unknown> {
     });
   });
 }
+
+/** limit bounds each test, so that a broken promise fails the test rather
+ * than hanging the run. */
+export const limit = { timeout: 30_000 };

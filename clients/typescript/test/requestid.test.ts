@@ -5,7 +5,7 @@ import assert from "node:assert/strict";
 import { after, before, describe, it } from "node:test";
 import { Code, ConnectError, type Interceptor } from "@connectrpc/connect";
 import { acquire, consume, dial, type Client } from "../src/index.js";
-import { Admin, Governord, teamKey } from "./harness.js";
+import { Admin, Governord, teamKey, limit } from "./harness.js";
 
 /** LostReplies lets the named calls reach governord, then drops the first
  * reply of each, as a connection cut after the request was applied would;
@@ -46,7 +46,7 @@ describe("request ids", () => {
     await g.stop();
   });
 
-  it("a lost reply is re-sent with the same id and applied once", async () => {
+  it("a lost reply is re-sent with the same id and applied once", limit, async () => {
     let tenant = 0n;
     await client.task({ name: "lost-replies", quotas: { http: 10 }, limits: { db: 5 } }, async (t) => {
       tenant = await admin.parent(t.id);

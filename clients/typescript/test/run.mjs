@@ -20,6 +20,7 @@ try {
   const run = spawnSync(process.execPath, ["--test", "--test-concurrency=1", ...process.argv.slice(2), ...tests], {
     stdio: "inherit",
     env: { ...process.env, GOVERNORD_BIN: governord },
+    timeout: 15 * 60 * 1000,
   });
   process.exitCode = run.status ?? 1;
 } finally {

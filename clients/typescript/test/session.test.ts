@@ -4,8 +4,9 @@
 import assert from "node:assert/strict";
 import { after, before, describe, it } from "node:test";
 import { performance } from "node:perf_hooks";
+import { Code, ConnectError, type Interceptor } from "@connectrpc/connect";
 import { ClosedError, SessionLostError, TaskEndedError, acquire, consume, dial, signal } from "../src/index.js";
-import { Admin, Governord, Proxy, aborted, teamKey } from "./harness.js";
+import { Admin, Governord, Proxy, aborted, teamKey, limit } from "./harness.js";
 
 describe("session", () => {
   let g: Governord;
@@ -16,7 +17,7 @@ describe("session", () => {
   });
   after(() => g.stop());
 
-  it("a paused worker's signals all fire before governord's TTL ends its session", async () => {
+  it("a paused worker's signals all fire before governord's TTL ends its session", limit, async () => {
     const proxy = await Proxy.start(g.addr);
     const ttlMs = 1500;
     const client = await dial({ addr: proxy.addr, apiKey: teamKey, ttlMs });
@@ -43,25 +44,31 @@ describe("session", () => {
     }
   });
 
-  it("a worker whose event loop was blocked past the fail point refuses to act", async () => {
+  it("a worker whose event loop was blocked past the fail point refuses to act", limit, async () => {
     const client = await dial({ addr: g.addr, apiKey: teamKey, ttlMs: 1000 });
     try {
+      let node = 0n;
       const err = await client
-        .task({ name: "blocked" }, async () => {
+        .task({ name: "blocked" }, async (t) => {
+          node = t.id;
           const until = performance.now() + 850;
           while (performance.now() < until) {
             // the event loop is blocked: no timer or heartbeat runs
           }
+          // No timer has run yet, and the client already knows.
+          assert.ok(client.err instanceof SessionLostError, `client.err right after the block: ${client.err}`);
+          assert.ok(t.signal.aborted, "the task's signal has not fired right after the block");
           await consume("http", 1);
         })
         .catch((e) => e);
       assert.ok(err instanceof SessionLostError, `consume after a blocked loop: ${err}, want a SessionLostError`);
+      assert.equal(await admin.used(node, "http"), 0n, "the consume reached governord after the session was given up");
     } finally {
       await client.close();
     }
   });
 
-  it("a lost session reopens by itself for new tasks", async () => {
+  it("a lost session reopens by itself for new tasks", limit, async () => {
     const proxy = await Proxy.start(g.addr);
     const client = await dial({ addr: proxy.addr, apiKey: teamKey, ttlMs: 600 });
     try {
@@ -81,7 +88,7 @@ describe("session", () => {
     }
   });
 
-  it("governord killed: signals fire within the TTL; restarted: new tasks open a new session", async () => {
+  it("governord killed: signals fire within the TTL; restarted: new tasks open a new session", limit, async () => {
     const ttlMs = 1000;
     const client = await dial({ addr: g.addr, apiKey: teamKey, ttlMs });
     try {
@@ -109,7 +116,32 @@ describe("session", () => {
     }
   });
 
-  it("an operator's cancel fires the task's signal and its subtasks'", async () => {
+  it("a session and its lease survive a restart within the TTL, and tasks from before it are still followed", limit, async () => {
+    const client = await dial({ addr: g.addr, apiKey: teamKey, ttlMs: 2000 });
+    try {
+      await client
+        .task({ name: "survivor", quotas: { http: 10 }, limits: { db: 1 } }, async (t) => {
+          const lease = await acquire("db");
+          await consume("http", 1);
+          await g.restart();
+          await lease.validate();
+          assert.equal((await consume("http", 1)).remaining, 8n);
+          await new Promise((r) => setTimeout(r, 3000)); // heartbeats carry the session past its TTL
+          assert.equal(t.signal.aborted, false, `the task ended: ${t.signal.reason}`);
+          await lease.release();
+          // The watch stream no longer follows a task created before the
+          // restart; the client asks about it with each heartbeat instead.
+          await new Admin(g.addr).cancel(t.id);
+          const r = await aborted(t.signal, 2000);
+          assert.ok(r instanceof TaskEndedError, `signal fired with ${r}`);
+        })
+        .catch((e) => assert.ok(e instanceof TaskEndedError, `${e}`));
+    } finally {
+      await client.close();
+    }
+  });
+
+  it("an operator's cancel fires the task's signal and its subtasks'", limit, async () => {
     const client = await dial({ addr: g.addr, apiKey: teamKey });
     try {
       const err = await client
@@ -130,7 +162,31 @@ describe("session", () => {
     }
   });
 
-  it("a deadline fires the signal", async () => {
+  it("cancelling a task fires its signal and its subtasks' at once", limit, async () => {
+    // No watch stream: the signals fire from the cancel itself, not from
+    // governord's report of it.
+    const noWatch: Interceptor = (next) => async (req) => {
+      if (req.method.name === "WatchNode") {
+        throw new ConnectError("no watch stream in this test", Code.Unavailable);
+      }
+      return next(req);
+    };
+    const client = await dial({ addr: g.addr, apiKey: teamKey, interceptors: [noWatch] });
+    try {
+      await client.task({ name: "cancelled" }, async (outer) => {
+        await client.task({ name: "cancelled-sub" }, async (inner) => {
+          await outer.cancel("enough");
+          for (const s of [outer.signal, inner.signal]) {
+            assert.ok(s.aborted && s.reason instanceof TaskEndedError, `signal after cancel: aborted ${s.aborted}, reason ${s.reason}`);
+          }
+        });
+      }).catch((e) => assert.ok(e instanceof TaskEndedError, `${e}`));
+    } finally {
+      await client.close();
+    }
+  });
+
+  it("a deadline fires the signal", limit, async () => {
     const client = await dial({ addr: g.addr, apiKey: teamKey });
     try {
       await client.task({ name: "deadline", deadline: new Date(Date.now() + 200) }, async (t) => {
@@ -142,7 +198,7 @@ describe("session", () => {
     }
   });
 
-  it("close fires every signal and refuses new work", async () => {
+  it("close fires every signal and refuses new work", limit, async () => {
     const client = await dial({ addr: g.addr, apiKey: teamKey });
     await client.task({ name: "closing" }, async (t) => {
       await client.close();

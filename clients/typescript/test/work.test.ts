@@ -18,7 +18,7 @@ import {
   withLease,
   type Client,
 } from "../src/index.js";
-import { Admin, Governord, otherKey, teamKey } from "./harness.js";
+import { Admin, Governord, otherKey, teamKey, limit } from "./harness.js";
 
 describe("work in tasks", () => {
   let g: Governord;
@@ -34,7 +34,7 @@ describe("work in tasks", () => {
     await g.stop();
   });
 
-  it("nested retry loops share one budget and stop together when it is spent", async () => {
+  it("nested retry loops share one budget and stop together when it is spent", limit, async () => {
     await client.task({ name: "retries", quotas: { retry: 3 } }, async (t) => {
       let outer = 0;
       let inner = 0;
@@ -60,7 +60,7 @@ describe("work in tasks", () => {
     });
   });
 
-  it("fan-out under a lease is as wide as the limit and no wider", async () => {
+  it("fan-out under a lease is as wide as the limit and no wider", limit, async () => {
     await client.task({ name: "fan-out", limits: { agents: 2 } }, async () => {
       let running = 0;
       let widest = 0;
@@ -84,7 +84,7 @@ describe("work in tasks", () => {
     });
   });
 
-  it("a released lease no longer validates", async () => {
+  it("a released lease no longer validates", limit, async () => {
     await client.task({ name: "validate", limits: { db: 1 } }, async () => {
       const lease = await acquire("db", { maxHoldMs: 60_000 });
       assert.ok(lease.holdUntil instanceof Date);
@@ -94,7 +94,7 @@ describe("work in tasks", () => {
     });
   });
 
-  it("a denial carries the whole denial and charges nothing", async () => {
+  it("a denial carries the whole denial and charges nothing", limit, async () => {
     await client.task({ name: "denied", quotas: { tokens: 5 } }, async (t) => {
       await task({ name: "spender" }, () => consume("tokens", 4));
       const err = await consume("tokens", 2).catch((e) => e);
@@ -104,12 +104,13 @@ describe("work in tasks", () => {
         [t.id, "denied", "tokens", 4n, 5n, 2n, false],
       );
       assert.equal(err.largest?.name, "spender");
+      assert.equal(err.denial.nodeName, "denied");
       assert.equal(err.largest?.used, 4n);
       assert.equal(await admin.used(t.id, "tokens"), 4n);
     });
   });
 
-  it("wait books a slot on a rate cap and sleeps until it", async () => {
+  it("wait books a slot on a rate cap and sleeps until it", limit, async () => {
     const rates = { api: { limit: 10, periodMs: 1000, burst: 1, algorithm: "leaky" as const } };
     await client.task({ name: "scheduled", rates }, async () => {
       assert.equal((await consume("api", 1)).status, "admitted");
@@ -123,7 +124,7 @@ describe("work in tasks", () => {
     });
   });
 
-  it("concurrent tasks each charge their own node", async () => {
+  it("concurrent tasks each charge their own node", limit, async () => {
     const nodes: bigint[] = [];
     await Promise.all(
       [0, 1, 2].map((i) =>
@@ -142,9 +143,16 @@ describe("work in tasks", () => {
     }
   });
 
-  it("outside every task nothing is charged, and a key's tasks stay in its tenant", async () => {
+  it("outside every task nothing is charged, and a key's tasks stay in its tenant", limit, async () => {
     await assert.rejects(consume("http", 1), NoTaskError);
     await assert.rejects(acquire("db"), NoTaskError);
+    let calls = 0;
+    const err = await retry(() => {
+      calls++;
+      throw new Error("down");
+    }).catch((e) => e);
+    assert.ok(err instanceof RetryBudgetError && err.why instanceof NoTaskError, `retry outside a task: ${err}`);
+    assert.equal(calls, 1);
     await assert.rejects(task({ name: "orphan" }, async () => undefined), NoTaskError);
     const other = await dial({ addr: g.addr, apiKey: otherKey });
     try {
