@@ -13,14 +13,14 @@ import (
 )
 
 func newSet(conn *connFlags) *cobra.Command {
-	return &cobra.Command{
+	set := &cobra.Command{
 		Use:   "set quota|limit NODE NAME VALUE|none",
-		Short: "Set or remove a node's quota on a resource or limit on a concurrency class",
+		Short: "Set or remove a node's quota on a resource, limit on a concurrency class, or rate cap (set rate)",
 		Args:  args(cobra.ExactArgs(4)),
 		RunE: func(cmd *cobra.Command, a []string) error {
 			kind, name := a[0], a[2]
 			if kind != "quota" && kind != "limit" {
-				return usagef("%q is not something set changes; use quota or limit", kind)
+				return usagef("%q is not something set changes; use quota, limit or rate", kind)
 			}
 			value, err := capValue(a[3])
 			if err != nil {
@@ -50,6 +50,8 @@ func newSet(conn *connFlags) *cobra.Command {
 			})
 		},
 	}
+	set.AddCommand(newSetRate(conn))
+	return set
 }
 
 // capValue reads VALUE|none: a cap of at least 0, or nil to remove it.
@@ -152,8 +154,12 @@ func newValidate(conn *connFlags) *cobra.Command {
 					fmt.Fprintf(cmd.OutOrStdout(), "lease %d is held (node #%d, class %s)\n", id, m.GetLease().GetNodeId(), m.GetLease().GetClass())
 					return nil
 				}
-				fmt.Fprintf(cmd.OutOrStdout(), "lease %d is %s: %s\n", id, state, m.GetReason())
-				return fmt.Errorf("%w: lease %d is not held", errRefused, id)
+				if m.GetReason() != "" {
+					fmt.Fprintln(cmd.OutOrStdout(), m.GetReason())
+				} else {
+					fmt.Fprintf(cmd.OutOrStdout(), "lease %d is %s\n", id, state)
+				}
+				return errShown
 			})
 		},
 	}

@@ -184,7 +184,7 @@ func TestHookRefusesOnBadSettings(t *testing.T) {
 		args  []string
 		want  string
 	}{
-		{"bad key", []string{addr, clientconn.EnvAPIKey + "=not-a-key-0123456789"}, good, nil, "governord rejected the credential"},
+		{"bad key", []string{addr, clientconn.EnvAPIKey + "=not-a-key-0123456789"}, good, nil, "governord does not accept the API key in GOVERNOR_API_KEY. Set GOVERNOR_API_KEY"},
 		{"no key", []string{addr}, good, nil, "GOVERNOR_API_KEY is not set"},
 		{"admin key", envFor(d, adminKey), good, nil, "the hook needs a tenant's key"},
 		{"tls not a boolean", append(envFor(d, teamAKey), clientconn.EnvTLS+"=maybe"), good, nil, "is not a boolean"},
@@ -212,6 +212,9 @@ func TestHookRefusesOnBadSettings(t *testing.T) {
 			}
 			r := governor(t, c.env, c.stdin, args...)
 			mustContain(t, r, 2, c.want)
+			if strings.Contains(r.stderr, "OpenSession") {
+				t.Fatalf("the refusal speaks of the API's calls to an agent CLI's user\n%s", r)
+			}
 			if strings.TrimSpace(r.stderr) == "" {
 				t.Fatalf("refusal without a reason on standard error\n%s", r)
 			}
