@@ -26,11 +26,7 @@ func newSet(conn *connFlags) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			return withSession(cmd, conn, func(ctx context.Context, api governorv1connect.GovernorServiceClient) error {
-				id, err := resolve(ctx, api, a[1])
-				if err != nil {
-					return err
-				}
+			return withNode(cmd, conn, a[1], func(ctx context.Context, api governorv1connect.GovernorServiceClient, id uint64) error {
 				var node *governorv1.NodeInfo
 				if kind == "quota" {
 					res, err := api.SetQuota(ctx, connect.NewRequest(&governorv1.SetQuotaRequest{NodeId: id, Resource: name, Value: value}))
@@ -76,11 +72,7 @@ func newCancel(conn *connFlags) *cobra.Command {
 			if len(reason) > 1024 {
 				return usagef("--reason is %d bytes; it may be at most 1024", len(reason))
 			}
-			return withSession(cmd, conn, func(ctx context.Context, api governorv1connect.GovernorServiceClient) error {
-				id, err := resolve(ctx, api, a[0])
-				if err != nil {
-					return err
-				}
+			return withNode(cmd, conn, a[0], func(ctx context.Context, api governorv1connect.GovernorServiceClient, id uint64) error {
 				if id == 0 {
 					return usagef("NODE names your scope, which you may not cancel; name a node inside it")
 				}

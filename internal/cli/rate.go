@@ -48,11 +48,7 @@ func newSetRate(conn *connFlags) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			return withSession(cmd, conn, func(ctx context.Context, api governorv1connect.GovernorServiceClient) error {
-				id, err := resolve(ctx, api, a[0])
-				if err != nil {
-					return err
-				}
+			return withNode(cmd, conn, a[0], func(ctx context.Context, api governorv1connect.GovernorServiceClient, id uint64) error {
 				res, err := api.SetRate(ctx, connect.NewRequest(&governorv1.SetRateRequest{NodeId: id, Resource: a[1], Rate: rate}))
 				if err != nil {
 					return err
