@@ -14,24 +14,20 @@ import (
 )
 
 func newSet(conn *connFlags) *cobra.Command {
-	return &cobra.Command{
+	set := &cobra.Command{
 		Use:   "set quota|limit NODE NAME VALUE|none",
-		Short: "Set or remove a node's quota on a resource or limit on a concurrency class",
+		Short: "Set or remove a node's quota on a resource, limit on a concurrency class, or rate cap (set rate)",
 		Args:  args(cobra.ExactArgs(4)),
 		RunE: func(cmd *cobra.Command, a []string) error {
 			kind, name := a[0], a[2]
 			if kind != "quota" && kind != "limit" {
-				return usagef("%q is not something set changes; use quota or limit", kind)
+				return usagef("%q is not something set changes; use quota, limit or rate", kind)
 			}
 			value, err := capValue(a[3])
 			if err != nil {
 				return err
 			}
-			return withSession(cmd, conn, func(ctx context.Context, api governorv1connect.GovernorServiceClient) error {
-				id, err := resolve(ctx, api, a[1])
-				if err != nil {
-					return err
-				}
+			return withNode(cmd, conn, a[1], func(ctx context.Context, api governorv1connect.GovernorServiceClient, id uint64) error {
 				var node *governorv1.NodeInfo
 				if kind == "quota" {
 					res, err := api.SetQuota(ctx, connect.NewRequest(&governorv1.SetQuotaRequest{NodeId: id, Resource: name, Value: value}))
@@ -51,6 +47,8 @@ func newSet(conn *connFlags) *cobra.Command {
 			})
 		},
 	}
+	set.AddCommand(newSetRate(conn))
+	return set
 }
 
 // capValue reads VALUE|none: a cap of at least 0, or nil to remove it.
@@ -75,11 +73,7 @@ func newCancel(conn *connFlags) *cobra.Command {
 			if len(reason) > 1024 {
 				return usagef("--reason is %d bytes; it may be at most 1024", len(reason))
 			}
-			return withSession(cmd, conn, func(ctx context.Context, api governorv1connect.GovernorServiceClient) error {
-				id, err := resolve(ctx, api, a[0])
-				if err != nil {
-					return err
-				}
+			return withNode(cmd, conn, a[0], func(ctx context.Context, api governorv1connect.GovernorServiceClient, id uint64) error {
 				if id == 0 {
 					return usagef("NODE names your scope, which you may not cancel; name a node inside it")
 				}
@@ -165,8 +159,12 @@ func newValidate(conn *connFlags) *cobra.Command {
 					fmt.Fprintf(cmd.OutOrStdout(), "lease %d is held (node #%d, class %s)\n", id, m.GetLease().GetNodeId(), m.GetLease().GetClass())
 					return nil
 				}
-				fmt.Fprintf(cmd.OutOrStdout(), "lease %d is %s: %s\n", id, state, m.GetReason())
-				return fmt.Errorf("%w: lease %d is not held", errRefused, id)
+				if m.GetReason() != "" {
+					fmt.Fprintln(cmd.OutOrStdout(), m.GetReason())
+				} else {
+					fmt.Fprintf(cmd.OutOrStdout(), "lease %d is %s\n", id, state)
+				}
+				return errShown
 			})
 		},
 	}

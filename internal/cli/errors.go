@@ -26,6 +26,10 @@ var errUsage = errors.New("usage")
 // governord, such as a lease that is not held.
 var errRefused = errors.New("refused")
 
+// errShown is a refusal whose answer the command has already printed: it
+// sets the exit code and prints nothing more.
+var errShown = fmt.Errorf("%w: the answer is printed above", errRefused)
+
 func usagef(format string, args ...any) error {
 	return fmt.Errorf("%w: "+format, append([]any{errUsage}, args...)...)
 }

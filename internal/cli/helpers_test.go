@@ -57,6 +57,9 @@ func testConfig(url string) *config.Config {
 
 func startGovernord(t testing.TB, cfg *config.Config) *daemon.Daemon {
 	t.Helper()
+	// The command is built first: a cold build takes longer than the
+	// sessions a test opens next may live without a heartbeat.
+	governorBinary(t)
 	d, err := daemon.Start(context.Background(), cfg, daemon.Options{Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
 	if err != nil {
 		t.Fatalf("start governord: %v", err)

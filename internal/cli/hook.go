@@ -117,7 +117,7 @@ func (f *hookFlags) options(cmd *cobra.Command) (hook.Options, error) {
 		return hook.Options{}, fmt.Errorf("--ttl is %s; it must be positive, such as 24h", f.ttl)
 	}
 	if f.maxHold < time.Second {
-		return hook.Options{}, fmt.Errorf("--max-hold is %s; it must be at least 1s, and within governord's session TTL range", f.maxHold)
+		return hook.Options{}, fmt.Errorf("--max-hold is %s; it must be at least 1s, and with --timeout within governord's session TTL range", f.maxHold)
 	}
 	b := f.budgets
 	for _, v := range []struct {
@@ -134,5 +134,5 @@ func (f *hookFlags) options(cmd *cobra.Command) (hook.Options, error) {
 			return hook.Options{}, err
 		}
 	}
-	return hook.Options{Source: src, Budgets: f.budgets, TTL: f.ttl, MaxHold: f.maxHold, StateDir: dir}, nil
+	return hook.Options{Source: src, Budgets: f.budgets, TTL: f.ttl, MaxHold: f.maxHold, Wait: f.timeout, StateDir: dir}, nil
 }

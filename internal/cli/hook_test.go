@@ -81,6 +81,29 @@ func TestHookRefusesASubagentOverTheRunsAgentsBudget(t *testing.T) {
 	}
 }
 
+// A subagent whose first tool call is refused by the run's spent tool_calls
+// stays created with its agents unit charged, once, as the README says.
+func TestHookSubagentRefusedAtItsFirstCallKeepsItsAgentsUnit(t *testing.T) {
+	t.Parallel()
+	d := startGovernord(t, testConfig(""))
+	a := adminOf(t, d)
+	env, state, sid := envFor(d, teamAKey), t.TempDir(), "first-call"
+	for i := 1; i <= 3; i++ { // team-a's runs get 3 tool calls
+		if r := governor(t, env, payload(t, "claude/pre_tool_use.json", sid, fmt.Sprintf("t%d", i), ""), hookArgs("claude", state)...); r.code != 0 {
+			t.Fatalf("call %d of a budget of 3 refused\n%s", i, r)
+		}
+	}
+	for _, tool := range []string{"t4", "t5"} {
+		r := governor(t, env, payload(t, "claude/pre_tool_use_subagent.json", sid, tool, "agent-1"), hookArgs("claude", state)...)
+		mustContain(t, r, 2, `the tool_calls budget of "claude:`+sid+`" is spent (3 of 3 used)`)
+		run := a.child(a.child(0, "team-a").GetId(), "claude:"+sid)
+		if used(run, "agents") != 1 || run.GetChildrenCount() != 1 {
+			t.Fatalf("after the subagent's refused call %s: agents used %d, children %d; want the subagent created and charged once",
+				tool, used(run, "agents"), run.GetChildrenCount())
+		}
+	}
+}
+
 // shortRetention is governord's retention.nodes in the tests that check a
 // run outlives it: an ended run without a retention of its own would be
 // removed, and its session given a fresh run, within a few reaps.
@@ -184,7 +207,7 @@ func TestHookRefusesOnBadSettings(t *testing.T) {
 		args  []string
 		want  string
 	}{
-		{"bad key", []string{addr, clientconn.EnvAPIKey + "=not-a-key-0123456789"}, good, nil, "governord rejected the credential"},
+		{"bad key", []string{addr, clientconn.EnvAPIKey + "=not-a-key-0123456789"}, good, nil, "governord does not accept the API key in GOVERNOR_API_KEY. Set GOVERNOR_API_KEY"},
 		{"no key", []string{addr}, good, nil, "GOVERNOR_API_KEY is not set"},
 		{"admin key", envFor(d, adminKey), good, nil, "the hook needs a tenant's key"},
 		{"tls not a boolean", append(envFor(d, teamAKey), clientconn.EnvTLS+"=maybe"), good, nil, "is not a boolean"},
@@ -212,6 +235,9 @@ func TestHookRefusesOnBadSettings(t *testing.T) {
 			}
 			r := governor(t, c.env, c.stdin, args...)
 			mustContain(t, r, 2, c.want)
+			if strings.Contains(r.stderr, "OpenSession") {
+				t.Fatalf("the refusal speaks of the API's calls to an agent CLI's user\n%s", r)
+			}
 			if strings.TrimSpace(r.stderr) == "" {
 				t.Fatalf("refusal without a reason on standard error\n%s", r)
 			}

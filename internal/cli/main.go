@@ -2,6 +2,7 @@ package cli
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"strings"
@@ -35,7 +36,7 @@ func Main(args []string, sys IO) (code int) {
 	root := newRoot(sys)
 	root.SetArgs(singleDash(args))
 	err := root.ExecuteContext(context.Background())
-	if err != nil {
+	if err != nil && !errors.Is(err, errShown) {
 		fmt.Fprintln(sys.Stderr, "governor: "+message(err))
 	}
 	return exitCode(err)

@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"connectrpc.com/connect"
+	"github.com/spf13/cobra"
 
 	governorv1 "governor.dev/governor/internal/gen/governor/v1"
 	"governor.dev/governor/internal/gen/governor/v1/governorv1connect"
@@ -72,4 +73,16 @@ func pick(best *governorv1.NodeInfo, children []*governorv1.NodeInfo, name strin
 
 func active(n *governorv1.NodeInfo) bool {
 	return n.GetState() == governorv1.NodeState_NODE_STATE_ACTIVE
+}
+
+// withNode runs f with a session, as withSession does, and the id of the
+// node arg names (see resolve).
+func withNode(cmd *cobra.Command, conn *connFlags, arg string, f func(context.Context, governorv1connect.GovernorServiceClient, uint64) error) error {
+	return withSession(cmd, conn, func(ctx context.Context, api governorv1connect.GovernorServiceClient) error {
+		id, err := resolve(ctx, api, arg)
+		if err != nil {
+			return err
+		}
+		return f(ctx, api, id)
+	})
 }

@@ -3,10 +3,12 @@ package cli
 import (
 	"context"
 	"fmt"
+	"io"
 	"net"
 	"strings"
 
 	tea "github.com/charmbracelet/bubbletea"
+	"github.com/charmbracelet/x/term"
 	"github.com/spf13/cobra"
 
 	"governor.dev/governor/internal/clientconn"
@@ -40,6 +42,11 @@ func newUI(sys IO, conn *connFlags) *cobra.Command {
 				return err
 			}
 			defer s.Close()
+			if !isTerminal(sys.Stdin) || !isTerminal(sys.Stdout) {
+				return usagef("governor ui draws a live screen, so its standard input and output must be a terminal; " +
+					"run it in a terminal, or use governor describe to print the tree")
+			}
+			defer restoreTerminal(sys.Stdout) // after an error or a panic too
 			p := tea.NewProgram(tui.New(s.API(), tui.Options{SessionTTL: s.TTL()}),
 				tea.WithInput(sys.Stdin), tea.WithOutput(sys.Stdout), tea.WithAltScreen(), tea.WithContext(cmd.Context()))
 			_, err = p.Run()
@@ -87,4 +94,17 @@ func fromDaemonConfig(cmd *cobra.Command, conn *connFlags, c clientconn.Config, 
 		return c, fmt.Errorf("--config: %w", err)
 	}
 	return c, nil
+}
+
+// isTerminal reports whether f is a terminal device.
+func isTerminal(f any) bool {
+	fd, ok := f.(interface{ Fd() uintptr })
+	return ok && term.IsTerminal(fd.Fd())
+}
+
+// restoreTerminal leaves the alternate screen and shows the cursor. The
+// screen does so itself when it ends normally; this covers every other way
+// out, and repeating it is harmless.
+func restoreTerminal(w io.Writer) {
+	_, _ = io.WriteString(w, "\x1b[?1049l\x1b[?25h")
 }

@@ -117,3 +117,15 @@ func TestUIConfigMistakes(t *testing.T) {
 		})
 	}
 }
+
+// Without a terminal the screen says so and exits 2 without writing a
+// single escape sequence.
+func TestUIWithoutATerminalSaysSo(t *testing.T) {
+	t.Parallel()
+	d := startGovernord(t, testConfig(""))
+	r := governor(t, envFor(d, teamAKey), nil, "ui")
+	mustContain(t, r, 2, "must be a terminal", "governor describe")
+	if r.stdout != "" {
+		t.Fatalf("stdout %q, want nothing: no screen was drawn", r.stdout)
+	}
+}

@@ -58,6 +58,23 @@ func TestAdminVerbsEndToEnd(t *testing.T) {
 			t.Fatalf("cap not removed: %v", run)
 		}
 	})
+	t.Run("set rate then consume to it", func(t *testing.T) {
+		mustContain(t, governor(t, teamEnv, nil, "set", "rate", "claude:verbs", "api", "2/1h"), 0,
+			"rate cap on api: 2 per 1h0m0s (token bucket), 2 admitted now")
+		for range 2 {
+			mustContain(t, governor(t, teamEnv, nil, "consume", "claude:verbs", "api", "1"), 0)
+		}
+		mustContain(t, governor(t, teamEnv, nil, "consume", "claude:verbs", "api", "1"), 1)
+		mustContain(t, governor(t, teamEnv, nil, "set", "rate", "claude:verbs", "api", "100/day", "--zone", "Europe/Paris"), 0,
+			"100 per day in Europe/Paris (token bucket)")
+		mustContain(t, governor(t, teamEnv, nil, "set", "rate", "claude:verbs", "api", "5/1s", "--leaky", "--burst", "10"), 0,
+			"5 per 1s (leaky bucket, burst 10)")
+		mustContain(t, governor(t, teamEnv, nil, "set", "rate", "claude:verbs", "api", "none"), 0, "no rate cap on api")
+		run := a.child(a.child(0, "team-a").GetId(), "claude:verbs")
+		if run.GetRates()["api"] != nil {
+			t.Fatalf("rate cap not removed: %v", run.GetRates())
+		}
+	})
 	t.Run("set limit", func(t *testing.T) {
 		mustContain(t, governor(t, teamEnv, nil, "set", "limit", "claude:verbs", "tools", "4"), 0, "[tools] 0/4 held")
 	})
@@ -77,7 +94,11 @@ func TestAdminVerbsEndToEnd(t *testing.T) {
 		mustContain(t, governor(t, teamEnv, nil, "defaults", ".", "--clear"), 0, "none")
 	})
 	t.Run("validate", func(t *testing.T) {
-		mustContain(t, governor(t, teamEnv, nil, "validate", "999999"), 1, "lease 999999 is unknown")
+		r := governor(t, teamEnv, nil, "validate", "999999")
+		mustContain(t, r, 1, "Lease 999999 is unknown")
+		if n := strings.Count(strings.ToLower(r.stdout+r.stderr), "is unknown"); n != 1 || r.stderr != "" {
+			t.Fatalf("the answer is printed %d times, want once\n%s", n, r)
+		}
 		state := t.TempDir()
 		if r := governor(t, envFor(d, teamBKey), payload(t, "claude/pre_tool_use.json", "v", "t1", ""), hookArgs("claude", state, "--max-concurrent-tools", "1")...); r.code != 0 {
 			t.Fatalf("hook refused\n%s", r)
@@ -86,7 +107,7 @@ func TestAdminVerbsEndToEnd(t *testing.T) {
 		lease := leaseOn(t, a, run.GetId())
 		mustContain(t, governor(t, envFor(d, teamBKey), nil, "validate", fmt.Sprint(lease)), 0, "is held")
 		mustContain(t, governor(t, envFor(d, teamBKey), payload(t, "claude/post_tool_use.json", "v", "t1", ""), hookArgs("claude", state)...), 0)
-		mustContain(t, governor(t, envFor(d, teamBKey), nil, "validate", fmt.Sprint(lease)), 1, "is released")
+		mustContain(t, governor(t, envFor(d, teamBKey), nil, "validate", fmt.Sprint(lease)), 1, "was released")
 	})
 	t.Run("cancel", func(t *testing.T) {
 		mustContain(t, governor(t, teamEnv, nil, "cancel", "claude:verbs"), 0, "cancelled")
@@ -107,6 +128,13 @@ func TestVerbsRejectMistakesWithExitTwo(t *testing.T) {
 		{env, []string{"set", "cap", "1", "x", "1"}, `"cap" is not something set changes`},
 		{env, []string{"set", "quota", "1", "x", "lots"}, "at least 0, or none"},
 		{env, []string{"set", "quota", "1", "x"}, "accepts 4 arg(s)"},
+		{env, []string{"set", "rate", "1", "x", "5"}, "is not LIMIT/PERIOD"},
+		{env, []string{"set", "rate", "1", "x", "5/fortnight"}, "is neither a duration"},
+		{env, []string{"set", "rate", "1", "x", "5/1m", "--zone", "Europe/Paris"}, "--zone goes with a calendar unit"},
+		{env, []string{"set", "rate", "1", "x", "5/1m", "--burst", "3"}, "add --leaky"},
+		{env, []string{"set", "rate", "1", "x", "5/day", "--leaky"}, "not a calendar unit"},
+		{env, []string{"set", "rate", "1", "x", "none", "--leaky"}, "none removes the rate cap"},
+		{env, []string{"set", "rate", "1", "x", "0/1m"}, "is not LIMIT/PERIOD"},
 		{env, []string{"consume", "1", "x", "0"}, "at least 1"},
 		{env, []string{"validate", "abc"}, "not a lease id"},
 		{env, []string{"describe", "-o", "yaml"}, "use text or json"},

@@ -20,7 +20,7 @@ const (
 	ExitUsage   = 2 // a flag or the configuration has mistakes; nothing was started
 )
 
-const usage = `Usage: governord [-config FILE] [-listen ADDR] [-metrics-listen ADDR] [-check]
+const usage = `Usage: governord [-config FILE] [-listen ADDR] [-metrics-listen ADDR] [-check | -health]
 
 Without -config, governord starts in development mode: loopback only, the
 record in governor.db in the working directory, and an admin key and a demo
@@ -31,7 +31,9 @@ every key). SIGINT or SIGTERM stops it gracefully. It exits 0 after a clean
 stop, 1 after a failure (a failed commit to the record: restart it), and 2
 when a flag or the configuration has mistakes, the TLS certificate cannot be
 used, or an address cannot be listened on. With -check it only checks the
-configuration and its TLS pair, and exits 0 or 2.
+configuration and its TLS pair, and exits 0 or 2. With -health it asks the
+governord at the configuration's listen address whether it serves, and
+exits 0 or 1.
 
 `
 
@@ -50,6 +52,7 @@ func Main(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	listen := fl.String("listen", "", "the API's `ADDR` (host:port), in place of the configuration's listen")
 	metricsListen := fl.String("metrics-listen", "", "the metrics endpoint's `ADDR` (host:port), in place of the configuration's metrics_listen; off disables it")
 	check := fl.Bool("check", false, "check the configuration and its TLS pair, then exit: 0 when governord would start with them, 2 with every mistake")
+	health := fl.Bool("health", false, "ask the governord the configuration describes whether it serves, then exit: 0 when it does, 1 when not (a container's health check)")
 	if err := fl.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return ExitOK
@@ -90,6 +93,13 @@ func Main(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	}
 	if *check {
 		return checkOnly(cfg, *configPath, stdout, stderr)
+	}
+	if *health {
+		if err := probe(ctx, cfg); err != nil {
+			fmt.Fprintf(stderr, "governord: %v\n", err)
+			return ExitFailure
+		}
+		return ExitOK
 	}
 	d, err := Start(ctx, cfg, Options{LogOutput: stderr, BeforeOpen: keys.save})
 	switch {

@@ -244,8 +244,9 @@ func (e *Engine) recalledConsume(s *session, nd *node, resource string, m memEnt
 }
 
 // refuseLocked builds the denial and, with Drain, empties the rate caps that
-// refused. The drain is recorded but the call is not remembered: a refused
-// call's retry is evaluated afresh.
+// refused; the denial then describes the caps as the drain left them (what
+// the same call would be told right after). The drain is recorded but the
+// call is not remembered: a refused call's retry is evaluated afresh.
 func (e *Engine) refuseLocked(s *session, nd *node, v *verdict, resource string, n, now int64, o ConsumeOptions) error {
 	err := e.denial(v, resource, n, now, o.MaxWait > 0)
 	if o.Drain && err.Rate != nil {
@@ -254,6 +255,8 @@ func (e *Engine) refuseLocked(s *session, nd *node, v *verdict, resource string,
 			ev.Session = s.id
 		}
 		e.emitLocked(ev, now)
+		drained := e.judgeLocked(nd, resource, n, now, scopeOf(s))
+		err = e.denial(&drained, resource, n, now, o.MaxWait > 0)
 	}
 	return err
 }

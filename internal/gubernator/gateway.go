@@ -1,6 +1,8 @@
 package gubernator
 
 import (
+	"bytes"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -31,26 +33,46 @@ func (s *Service) httpGetRateLimits(w http.ResponseWriter, r *http.Request) {
 		writeError(w, connect.NewError(connect.CodeUnimplemented, fmt.Errorf("%s takes POST, not %s", pathGetRateLimits, r.Method)))
 		return
 	}
-	data, err := io.ReadAll(http.MaxBytesReader(w, r.Body, maxMessageBytes))
+	m, err := readRequest(w, r)
 	if err != nil {
-		writeError(w, connect.NewError(connect.CodeInvalidArgument, fmt.Errorf("read the request body (at most %d bytes): %w", maxMessageBytes, err)))
+		s.done("GetRateLimits", began, err)
+		writeError(w, err)
 		return
 	}
-	var m gubernatorv1.GetRateLimitsReq
-	if len(data) > 0 {
-		if err := jsonIn.Unmarshal(data, &m); err != nil {
-			err = connect.NewError(connect.CodeInvalidArgument, fmt.Errorf("the body is not a GetRateLimitsReq in JSON: %w", err))
-			s.done("GetRateLimits", began, err)
-			writeError(w, err)
-			return
-		}
-	}
-	res, err := s.getRateLimits(r.Context(), r.Header, &m)
+	res, err := s.getRateLimits(r.Context(), r.Header, m)
 	if err != nil {
 		writeError(w, err)
 		return
 	}
 	writeJSON(w, http.StatusOK, res)
+}
+
+// readRequest reads a GetRateLimitsReq in JSON. The limit is the one gRPC
+// callers have, maxMessageBytes of the decoded message as protobuf, so a
+// batch that passes over gRPC passes here too; the JSON itself may be up to
+// maxJSONBytes. Past either it is ResourceExhausted (429), as Gubernator
+// answers a message over its limit.
+func readRequest(w http.ResponseWriter, r *http.Request) (*gubernatorv1.GetRateLimitsReq, error) {
+	data, err := io.ReadAll(http.MaxBytesReader(w, r.Body, maxJSONBytes))
+	var tooBig *http.MaxBytesError
+	switch {
+	case errors.As(err, &tooBig):
+		return nil, connect.NewError(connect.CodeResourceExhausted, fmt.Errorf(
+			"the body is over %d bytes of JSON; a call may carry %d bytes as protobuf: split the list", maxJSONBytes, maxMessageBytes))
+	case err != nil:
+		return nil, connect.NewError(connect.CodeInvalidArgument, fmt.Errorf("read the request body: %w", err))
+	}
+	var m gubernatorv1.GetRateLimitsReq
+	if len(data) > 0 {
+		if err := jsonIn.Unmarshal(data, &m); err != nil {
+			return nil, connect.NewError(connect.CodeInvalidArgument, fmt.Errorf("the body is not a GetRateLimitsReq in JSON: %w", err))
+		}
+	}
+	if size := proto.Size(&m); size > maxMessageBytes {
+		return nil, connect.NewError(connect.CodeResourceExhausted, fmt.Errorf(
+			"the request is %d bytes as protobuf; a call may carry %d, over gRPC as here: split the list", size, maxMessageBytes))
+	}
+	return &m, nil
 }
 
 // httpHealthCheck serves GET /v1/HealthCheck.
@@ -62,9 +84,14 @@ func (s *Service) httpHealthCheck(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusOK, s.health())
 }
 
-// writeJSON writes m as the gateway does.
+// writeJSON writes m as the gateway does, in compact JSON: protojson's own
+// spacing varies from build to build on purpose, which scripts and caches
+// that compare answers should not see.
 func writeJSON(w http.ResponseWriter, status int, m proto.Message) {
 	data, err := jsonOut.Marshal(m)
+	if err == nil {
+		data, err = compactJSON(data)
+	}
 	if err != nil {
 		status = http.StatusInternalServerError
 		data = []byte(`{"code":13,"message":"internal error: encode the answer","details":[]}`)
@@ -72,6 +99,16 @@ func writeJSON(w http.ResponseWriter, status int, m proto.Message) {
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(status)
 	_, _ = w.Write(data)
+}
+
+// compactJSON removes the spaces between JSON tokens.
+func compactJSON(data []byte) ([]byte, error) {
+	var b bytes.Buffer
+	b.Grow(len(data))
+	if err := json.Compact(&b, data); err != nil {
+		return nil, err
+	}
+	return b.Bytes(), nil
 }
 
 // writeError writes err as the gateway writes a gRPC status: the HTTP

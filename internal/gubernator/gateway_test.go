@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"connectrpc.com/connect"
+	"google.golang.org/protobuf/proto"
 
 	pb "governor.dev/governor/internal/gen/gubernator/v1"
 )
@@ -188,5 +189,58 @@ func TestHTTPHealthCheck(t *testing.T) {
 	status, got = post(t, f, http.MethodPost, "/v1/GetRateLimits", keyTenant, `{"requests":[]}`)
 	if want := `{"code":14,"details":[],"message":"governord is shutting down; retry after it restarts."}`; status != http.StatusServiceUnavailable || jsonOf(t, got) != want {
 		t.Errorf("GetRateLimits after Close: %d %s; want 503 %s", status, jsonOf(t, got), want)
+	}
+}
+
+// batch is a GetRateLimitsReq in JSON of n requests, each with names at
+// their longest and metadata of pad bytes, and its size as protobuf.
+func batch(t *testing.T, n, pad int) (string, int) {
+	t.Helper()
+	m := &pb.GetRateLimitsReq{}
+	for i := range n {
+		m.Requests = append(m.Requests, &pb.RateLimitReq{
+			Name: strings.Repeat("n", maxNameBytes), UniqueKey: fmt.Sprintf("%0*d", maxNameBytes, i),
+			Hits: 1, Limit: 10, Duration: 1000, Metadata: map[string]string{"m": strings.Repeat("x", pad)},
+		})
+	}
+	out, err := jsonOut.Marshal(m)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(out), proto.Size(m)
+}
+
+// A batch of 1,000 requests under the gRPC message limit as protobuf
+// passes over HTTP whatever the size of its JSON; one over it, or JSON past
+// its own bound, is ResourceExhausted (429), as Gubernator answers.
+func TestHTTPBatchLimitIsTheMessageSize(t *testing.T) {
+	f := start(t, under)
+	fits, fitsSize := batch(t, MaxRequests, 480)
+	if fitsSize > maxMessageBytes || len(fits) <= maxMessageBytes {
+		t.Fatalf("the batch is %d bytes as protobuf and %d as JSON; the test needs under and over %d", fitsSize, len(fits), maxMessageBytes)
+	}
+	status, got := post(t, f, http.MethodPost, "/v1/GetRateLimits", keyTenant, fits)
+	if responses, _ := got["responses"].([]any); status != http.StatusOK || len(responses) != MaxRequests {
+		t.Fatalf("a batch of %d bytes as protobuf: status %d, %d responses", fitsSize, status, len(responses))
+	}
+
+	over, overSize := batch(t, MaxRequests, 600)
+	status, got = post(t, f, http.MethodPost, "/v1/GetRateLimits", keyTenant, over)
+	want := fmt.Sprintf(`{"code":8,"details":[],"message":"the request is %d bytes as protobuf; a call may carry %d, over gRPC as here: split the list"}`, overSize, maxMessageBytes)
+	if g := jsonOf(t, got); status != http.StatusTooManyRequests || g != want {
+		t.Fatalf("a batch of %d bytes as protobuf: %d %.200s\nwant 429 %s", overSize, status, g, want)
+	}
+
+	huge := `{"requests":[{"name":"n","unique_key":"k","hits":1,"limit":10,"duration":1000,"metadata":{"m":"` + strings.Repeat(" ", maxJSONBytes) + `"}}]}`
+	status, got = post(t, f, http.MethodPost, "/v1/GetRateLimits", keyTenant, huge)
+	if status != http.StatusTooManyRequests || got["code"] != float64(connect.CodeResourceExhausted) {
+		t.Fatalf("JSON over %d bytes: %d %.200s", maxJSONBytes, status, jsonOf(t, got))
+	}
+}
+
+func TestCompactJSON(t *testing.T) {
+	got, err := compactJSON([]byte("{\"status\":\"UNDER_LIMIT\", \"limit\":  \"10\",\n \"error\": \"a, b: c\"}"))
+	if want := `{"status":"UNDER_LIMIT","limit":"10","error":"a, b: c"}`; err != nil || string(got) != want {
+		t.Fatalf("got %s %v, want %s", got, err, want)
 	}
 }

@@ -1,6 +1,7 @@
 package gubernator
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"io"
@@ -149,6 +150,9 @@ func post(t *testing.T, f *fixture, method, path, key, body string) (int, map[st
 	}
 	if ct := res.Header.Get("Content-Type"); ct != "application/json" {
 		t.Errorf("Content-Type %q, want application/json", ct)
+	}
+	if compact, err := compactJSON(data); err != nil || !bytes.Equal(compact, data) {
+		t.Errorf("the answer is not compact JSON: %s", data)
 	}
 	var out map[string]any
 	if err := json.Unmarshal(data, &out); err != nil {

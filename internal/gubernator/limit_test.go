@@ -74,3 +74,33 @@ func TestEngineLimiter(t *testing.T) {
 		})
 	}
 }
+
+// A leaky bucket's DRAIN_OVER_LIMIT refusal reports the bucket as the drain
+// left it: the reset time the same hits are told right after.
+func TestLeakyDrainReportsTheResetAfterTheDrain(t *testing.T) {
+	now := time.Date(2027, 1, 15, 8, 0, 0, 0, time.UTC)
+	eng := engine.New(engine.Options{Clock: fixedClock{now}})
+	tenant, err := eng.Create(&engine.Call{}, engine.RootID, engine.Spec{Name: "acme"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	l := NewLimiter(eng, tenant.ID, "gubernator")
+	c := Check{Name: "n", Key: "k", Hits: 3, Limit: 10, Window: time.Minute, Calendar: NoCalendar, Leaky: true, Burst: 4}
+	if v, _, err := l.Limit(c); err != nil || v.Status != pb.Status_UNDER_LIMIT || v.Remaining != 1 {
+		t.Fatalf("first hits: %+v %v", v, err)
+	}
+	drain := c
+	drain.Drain = true
+	drained, _, err := l.Limit(drain)
+	if err != nil || drained.Status != pb.Status_OVER_LIMIT || drained.Remaining != 0 {
+		t.Fatalf("drain: %+v %v", drained, err)
+	}
+	again, _, err := l.Limit(c)
+	if err != nil || again.Status != pb.Status_OVER_LIMIT {
+		t.Fatalf("the same hits after the drain: %+v %v", again, err)
+	}
+	if !drained.Reset.Equal(again.Reset) || !again.Reset.Equal(now.Add(18*time.Second)) {
+		t.Fatalf("the drain reported reset %v, the same hits right after %v; want both %v",
+			drained.Reset, again.Reset, now.Add(18*time.Second))
+	}
+}

@@ -75,8 +75,13 @@ type Service struct {
 
 var _ gubernatorv1connect.V1Handler = (*Service)(nil)
 
-// maxMessageBytes bounds a request message: 1000 requests of 1 KiB.
+// maxMessageBytes bounds a request message as protobuf, over gRPC and
+// HTTP alike: 1000 requests of 1 KiB.
 const maxMessageBytes = 1 << 20
+
+// maxJSONBytes bounds the JSON of a request over HTTP, which takes more
+// bytes than the same message as protobuf.
+const maxJSONBytes = 8 * maxMessageBytes
 
 // Paths of the HTTP JSON API.
 const (

@@ -47,7 +47,7 @@ func toCheck(r *gubernatorv1.RateLimitReq) (Check, error) {
 	}
 	c := Check{
 		Name: r.Name, Key: r.UniqueKey, Hits: r.Hits, Limit: r.Limit, Calendar: NoCalendar,
-		Reset: flags&flagReset != 0, Drain: flags&flagDrain != 0,
+		Reset: flags&flagReset != 0, Drain: flags&flagDrain != 0 && r.Hits > 0,
 	}
 	switch r.Algorithm {
 	case gubernatorv1.Algorithm_TOKEN_BUCKET:
@@ -120,13 +120,15 @@ func (c *Check) duration(d int64, gregorian bool) error {
 }
 
 // wait checks max_wait and what it may be combined with. A calendar
-// window is never leaky, so duration already refused max_wait with one.
+// window is never leaky, so duration already refused max_wait with one. A
+// peek (hits 0, as RESET_REMAINING requires) ignores max_wait, and toCheck
+// ignores DRAIN_OVER_LIMIT with it: neither changes what a peek answers.
 func (c *Check) wait(ms int64, flags int32) error {
 	if ms < 0 {
 		return rejectf("max_wait must be 0 (answer at once) or a number of milliseconds, got %d", ms)
 	}
-	if ms == 0 {
-		return nil
+	if ms == 0 || c.Hits == 0 {
+		return nil // a peek answers at once, as Gubernator's does
 	}
 	var with string
 	switch {
@@ -136,8 +138,6 @@ func (c *Check) wait(ms int64, flags int32) error {
 		with = "GLOBAL"
 	case flags&flagDrain != 0:
 		with = "DRAIN_OVER_LIMIT"
-	case flags&flagReset != 0:
-		with = "RESET_REMAINING"
 	}
 	if with != "" {
 		return rejectf("max_wait combines only with LEAKY_BUCKET and not with %s; send max_wait 0 or drop %s", with, with)

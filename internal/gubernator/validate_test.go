@@ -50,6 +50,19 @@ func TestToCheck(t *testing.T) {
 		{"max_wait on a leaky bucket", func(r *pb.RateLimitReq) {
 			r.Algorithm, r.MaxWait, r.Behavior = pb.Algorithm_LEAKY_BUCKET, 120000, pb.Behavior_NO_BATCHING
 		}, func(c *Check) { c.Leaky, c.MaxWait = true, 2*time.Minute }},
+		// A peek answers the same whatever DRAIN_OVER_LIMIT and max_wait say,
+		// as Gubernator's does; clients send RESET_REMAINING|DRAIN_OVER_LIMIT
+		// with hits 0.
+		{"a peek with drain", func(r *pb.RateLimitReq) { r.Hits, r.Behavior = 0, pb.Behavior_DRAIN_OVER_LIMIT },
+			func(c *Check) { c.Hits = 0 }},
+		{"a reset with drain", func(r *pb.RateLimitReq) {
+			r.Hits, r.Behavior = 0, pb.Behavior_RESET_REMAINING|pb.Behavior_DRAIN_OVER_LIMIT
+		}, func(c *Check) { c.Hits, c.Reset = 0, true }},
+		{"a peek with max_wait on a token bucket", func(r *pb.RateLimitReq) { r.Hits, r.MaxWait = 0, 1000 },
+			func(c *Check) { c.Hits = 0 }},
+		{"a reset with max_wait on a leaky bucket", func(r *pb.RateLimitReq) {
+			r.Algorithm, r.Hits, r.MaxWait, r.Behavior = pb.Algorithm_LEAKY_BUCKET, 0, 1000, pb.Behavior_RESET_REMAINING
+		}, func(c *Check) { c.Leaky, c.Hits, c.Reset = true, 0, true }},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -103,8 +116,6 @@ func TestToCheckErrors(t *testing.T) {
 			"max_wait combines only with LEAKY_BUCKET and not with GLOBAL; send max_wait 0 or drop GLOBAL."},
 		{"max_wait with drain", func(r *pb.RateLimitReq) { leaky(r); r.Behavior = pb.Behavior_DRAIN_OVER_LIMIT },
 			"max_wait combines only with LEAKY_BUCKET and not with DRAIN_OVER_LIMIT; send max_wait 0 or drop DRAIN_OVER_LIMIT."},
-		{"max_wait with reset", func(r *pb.RateLimitReq) { leaky(r); r.Hits, r.Behavior = 0, pb.Behavior_RESET_REMAINING },
-			"max_wait combines only with LEAKY_BUCKET and not with RESET_REMAINING; send max_wait 0 or drop RESET_REMAINING."},
 		{"max_wait too long", func(r *pb.RateLimitReq) { leaky(r); r.MaxWait = 31622400001 },
 			"max_wait must be at most 31622400000 milliseconds, got 31622400001."},
 	}

@@ -10,14 +10,16 @@ import (
 	governorv1 "governor.dev/governor/internal/gen/governor/v1"
 )
 
-// open opens this call's session, once. Its TTL is the maximum hold, so
-// whatever it holds ends by itself that long after the process stops.
+// open opens this call's session, once. Its TTL is the wait for a slot
+// plus the maximum hold, so it outlives an Acquire that waits (it sends no
+// heartbeat) and whatever it holds ends by itself that long after the
+// process stops; the lease itself ends at the maximum hold.
 func (r *Runner) open(ctx context.Context) error {
 	if r.token != "" {
 		return nil
 	}
 	res, err := r.key.OpenSession(ctx, connect.NewRequest(&governorv1.OpenSessionRequest{
-		Ttl: durationpb.New(r.opts.MaxHold), ClientName: "governor hook --source " + string(r.opts.Source),
+		Ttl: durationpb.New(r.opts.Wait + r.opts.MaxHold), ClientName: "governor hook --source " + string(r.opts.Source),
 	}))
 	if err != nil {
 		return err

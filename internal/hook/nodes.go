@@ -48,7 +48,10 @@ func (r *Runner) ensureRun(ctx context.Context, in Input) (*governorv1.NodeInfo,
 }
 
 // ensureAgent finds or creates a subagent's node under its run, charging
-// the run one agents unit in the same step when it creates it. The run's
+// the run one agents unit in the same step when it creates it. The tool
+// call's own unit is charged after, in another step: when that one refuses,
+// the subagent stays created and charged (README, and
+// TestHookSubagentRefusedAtItsFirstCallKeepsItsAgentsUnit). The run's
 // defaults (the tenant's defaults for children) come first; the flag fills
 // a gap in them.
 func (r *Runner) ensureAgent(ctx context.Context, run *governorv1.NodeInfo, in Input) (*governorv1.NodeInfo, error) {

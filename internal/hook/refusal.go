@@ -54,7 +54,8 @@ func describe(err error) string {
 func describeCode(ce *connect.Error) string {
 	switch ce.Code() {
 	case connect.CodeUnauthenticated:
-		return "governord rejected the credential: " + sentence(ce.Message()) + " Check GOVERNOR_API_KEY."
+		return "governord does not accept the API key in " + clientconn.EnvAPIKey + ". Set " + clientconn.EnvAPIKey +
+			", in the environment the agent CLI runs its hooks with, to your tenant's key."
 	case connect.CodeUnavailable, connect.CodeDeadlineExceeded, connect.CodeCanceled, connect.CodeUnknown:
 		return "governord could not be reached: " + sentence(ce.Message())
 	case connect.CodeInvalidArgument:

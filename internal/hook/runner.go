@@ -42,6 +42,10 @@ type Options struct {
 	// MaxHold bounds how long a tool's lease, and the session holding it,
 	// outlive a PostToolUse that never comes.
 	MaxHold time.Duration
+	// Wait is the longest a PreToolUse waits for a free tools slot (the
+	// command's --timeout). The session holding the lease lives Wait plus
+	// MaxHold, so it outlives the wait: it sends no heartbeat.
+	Wait time.Duration
 	// StateDir keeps the lease files between PreToolUse and PostToolUse.
 	StateDir string
 	// Now is the clock; nil is time.Now.
