@@ -2,11 +2,14 @@ package server
 
 import (
 	"context"
+	"strings"
 	"testing"
 	"time"
 
 	"connectrpc.com/connect"
+	"google.golang.org/protobuf/types/known/durationpb"
 
+	"governor.dev/governor/internal/engine"
 	governorv1 "governor.dev/governor/internal/gen/governor/v1"
 	"governor.dev/governor/internal/gen/governor/v1/governorv1connect"
 )
@@ -202,5 +205,33 @@ func TestRecordFloorIsTheFastestRecentGrant(t *testing.T) {
 	}
 	if got := f.get(); got != 10*time.Millisecond {
 		t.Fatalf("after 16 grants of 10ms the floor is %s, want 10ms", got)
+	}
+}
+
+// TestAcquireAndTryAcquireBoundTheHold: both calls refuse a max hold past
+// 366 days, which added to now would wrap, with invalid_argument naming
+// max_hold, and grant at the bound.
+func TestAcquireAndTryAcquireBoundTheHold(t *testing.T) {
+	e := newEnv(t, "")
+	ctx := context.Background()
+	cl, _ := e.session(keyA)
+	for _, tc := range []struct {
+		hold *durationpb.Duration
+		want string
+	}{
+		{&durationpb.Duration{Seconds: 315576000000}, "invalid_argument"},
+		{durationpb.New(engine.MaxSpan + 1), "invalid_argument"},
+		{durationpb.New(engine.MaxSpan), "ok"},
+	} {
+		hold := tc.hold
+		errs := map[string]error{
+			"Acquire":    call(cl.Acquire(ctx, connect.NewRequest(&governorv1.AcquireRequest{Class: "db", MaxHold: hold}))),
+			"TryAcquire": call(cl.TryAcquire(ctx, connect.NewRequest(&governorv1.TryAcquireRequest{Class: "db", MaxHold: hold}))),
+		}
+		for name, err := range errs {
+			if code(err) != tc.want || tc.want != "ok" && !strings.Contains(err.Error(), "max_hold") {
+				t.Errorf("%s with max_hold %v: %v, want %q naming max_hold", name, tc.hold.AsDuration(), err, tc.want)
+			}
+		}
 	}
 }

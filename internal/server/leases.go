@@ -22,18 +22,8 @@ func (s *Server) Acquire(ctx context.Context, req *connect.Request[governorv1.Ac
 		return nil, err
 	}
 	m := req.Msg
-	if err := checkNode("node_id", m.NodeId); err != nil {
-		return nil, err
-	}
-	if err := checkKey("class", m.Class); err != nil {
-		return nil, err
-	}
-	hold, err := checkDuration("max_hold", m.MaxHold, time.Nanosecond, engine.MaxSpan,
-		"must be positive and at most 366 days, or unset to hold the lease as long as the session and the node live")
+	hold, err := checkAcquire(m.NodeId, m.Class, m.MaxHold, m.RequestId)
 	if err != nil {
-		return nil, err
-	}
-	if err := checkRequestID(m.RequestId); err != nil {
 		return nil, err
 	}
 	return reply(once(ctx, s, p, m.RequestId, "Acquire", m, func() (*governorv1.AcquireResponse, error) {

@@ -3,7 +3,6 @@ package server
 import (
 	"context"
 	"fmt"
-	"math"
 	"time"
 
 	"connectrpc.com/connect"
@@ -61,8 +60,8 @@ func (s *Server) tryAcquire(ctx context.Context, p principal, id engine.ID, clas
 	return lease, nil
 }
 
-// checkAcquire checks the fields of an acquire and returns its maximum
-// hold.
+// checkAcquire checks the fields of an Acquire or a TryAcquire and returns
+// its maximum hold.
 func checkAcquire(node uint64, class string, maxHold *durationpb.Duration, reqID string) (time.Duration, error) {
 	if err := checkNode("node_id", node); err != nil {
 		return 0, err
@@ -70,8 +69,8 @@ func checkAcquire(node uint64, class string, maxHold *durationpb.Duration, reqID
 	if err := checkKey("class", class); err != nil {
 		return 0, err
 	}
-	hold, err := checkDuration("max_hold", maxHold, time.Nanosecond, math.MaxInt64,
-		"must be positive, or unset to hold the lease as long as the session and the node live")
+	hold, err := checkDuration("max_hold", maxHold, time.Nanosecond, engine.MaxSpan,
+		"must be positive and at most 366 days, or unset to hold the lease as long as the session and the node live")
 	if err != nil {
 		return 0, err
 	}
