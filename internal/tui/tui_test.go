@@ -111,6 +111,24 @@ func see(t *testing.T, tm *teatest.TestModel, parts ...string) {
 	}, teatest.WithDuration(10*time.Second), teatest.WithCheckInterval(20*time.Millisecond))
 }
 
+// seeLine waits until one line of the screen holds every part: a row, not
+// the status line, when parts name the row and a state.
+func seeLine(t *testing.T, tm *teatest.TestModel, parts ...string) {
+	t.Helper()
+	teatest.WaitFor(t, tm.Output(), func(b []byte) bool {
+		for _, line := range bytes.Split(b, []byte("\n")) {
+			all := true
+			for _, p := range parts {
+				all = all && bytes.Contains(line, []byte(p))
+			}
+			if all {
+				return true
+			}
+		}
+		return false
+	}, teatest.WithDuration(10*time.Second), teatest.WithCheckInterval(20*time.Millisecond))
+}
+
 func key(s string) tea.KeyMsg {
 	switch s {
 	case "enter":
@@ -183,7 +201,9 @@ func TestScreenEditsCapsDefaultsAndCancelsThroughGovernord(t *testing.T) {
 	w.eventually("run-b cancelled", func() bool {
 		return w.node(w.runB).GetState() == governorv1.NodeState_NODE_STATE_CANCELLED
 	})
-	see(t, tm, "cancelled")
+	// The status says so before the screen has read the tree again; the
+	// next c must find run-b's own row ended.
+	seeLine(t, tm, "run-b ", " cancelled ")
 	tm.Send(key("c"))
 	see(t, tm, "run-b has already ended")
 
