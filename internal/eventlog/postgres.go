@@ -2,8 +2,9 @@ package eventlog
 
 import (
 	"context"
-	"errors"
+	"fmt"
 	"log/slog"
+	"sync"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -21,15 +22,24 @@ const postgresLockKey int64 = 0x676f7665726e6f72 // "governor"
 // Close.
 const unlockTimeout = 5 * time.Second
 
+// lockWait is how long Open waits for the advisory lock before it says the
+// database is in use: the connection of a governord that was killed holds
+// it until the server has noticed the disconnect and finished what that
+// connection was writing.
+const lockWait = 3 * time.Second
+
 // Postgres is the Backend for fleets: a PostgreSQL database reached with
 // pgx. Each Append is one INSERT … SELECT FROM unnest statement, so one round
 // trip and one transaction whatever the batch size. It holds a session
 // advisory lock on a connection of its own while open, refusing a second
-// writer. Safe for concurrent use.
+// writer, and writes through that connection alone: a killed governord's
+// last write commits before its lock is free, so the next holder loads it,
+// and never after. Safe for concurrent use.
 type Postgres struct {
 	where  string // the URL without its password
 	pool   *pgxpool.Pool
-	lock   *pgxpool.Conn // holds the advisory lock until Close
+	wmu    sync.Mutex    // guards the use of lock by Append, SaveSnapshot and Close
+	lock   *pgxpool.Conn // holds the advisory lock until Close; every write goes through it
 	locked bool          // lock holds the advisory lock: Close unlocks it
 	ledger ledger
 }
@@ -59,14 +69,9 @@ func (p *Postgres) init(ctx context.Context, log *slog.Logger) error {
 	if p.lock, err = p.pool.Acquire(ctx); err != nil {
 		return err
 	}
-	var got bool
-	if err := p.lock.QueryRow(ctx, "SELECT pg_try_advisory_lock($1)", postgresLockKey).Scan(&got); err != nil {
+	if err := p.takeLock(ctx); err != nil {
 		return err
 	}
-	if !got {
-		return errors.New("the database is in use by another governord (its advisory lock is held)")
-	}
-	p.locked = true
 	db := stdlib.OpenDBFromPool(p.pool)
 	err = migrate(ctx, db, goose.DialectPostgres, "postgres", p.where, log)
 	if cerr := db.Close(); err == nil {
@@ -80,6 +85,29 @@ func (p *Postgres) init(ctx context.Context, log *slog.Logger) error {
 		return err
 	}
 	return p.ledger.start(maxEvent, maxSnap)
+}
+
+// takeLock takes the advisory lock on p.lock, trying for lockWait.
+func (p *Postgres) takeLock(ctx context.Context) error {
+	give := time.Now().Add(lockWait)
+	for {
+		var got bool
+		if err := p.lock.QueryRow(ctx, "SELECT pg_try_advisory_lock($1)", postgresLockKey).Scan(&got); err != nil {
+			return err
+		}
+		if got {
+			p.locked = true
+			return nil
+		}
+		if time.Now().After(give) {
+			return fmt.Errorf("the database is in use by another governord (its advisory lock is held after %s)", lockWait)
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(50 * time.Millisecond):
+		}
+	}
 }
 
 // requireSynchronousCommit turns synchronous_commit back on for a session

@@ -16,7 +16,9 @@ func (p *Postgres) Append(ctx context.Context, recs []Record) error {
 		for i, r := range recs {
 			seqs[i], times[i], datas[i] = int64(r.Seq), r.Time, nonNil(r.Data)
 		}
-		_, err := p.pool.Exec(ctx, `INSERT INTO events (seq, time, data)
+		p.wmu.Lock()
+		defer p.wmu.Unlock()
+		_, err := p.lock.Exec(ctx, `INSERT INTO events (seq, time, data)
 			SELECT * FROM unnest($1::bigint[], $2::bigint[], $3::bytea[])`, seqs, times, datas)
 		return p.wrap("append to", err)
 	})
@@ -25,7 +27,9 @@ func (p *Postgres) Append(ctx context.Context, recs []Record) error {
 // SaveSnapshot implements Backend.
 func (p *Postgres) SaveSnapshot(ctx context.Context, snap Snapshot) error {
 	return p.ledger.snapshot(snap.Seq, func() error {
-		return p.wrap("save snapshot to", pgx.BeginFunc(ctx, p.pool, func(tx pgx.Tx) error {
+		p.wmu.Lock()
+		defer p.wmu.Unlock()
+		return p.wrap("save snapshot to", pgx.BeginFunc(ctx, p.lock, func(tx pgx.Tx) error {
 			seq := int64(snap.Seq)
 			if _, err := tx.Exec(ctx, "DELETE FROM snapshots WHERE seq <= $1", seq); err != nil {
 				return err
@@ -83,6 +87,8 @@ func (p *Postgres) Load(ctx context.Context, restore func(*Snapshot) error, repl
 // closes, because the server frees a closed connection's locks only once
 // it has noticed the disconnect: an immediate reopen would find it held.
 func (p *Postgres) Close() error {
+	p.wmu.Lock()
+	defer p.wmu.Unlock()
 	var err error
 	if p.lock != nil {
 		if p.locked {
