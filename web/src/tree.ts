@@ -121,10 +121,10 @@ export function bars(info: NodeInfo | undefined): HTMLElement {
     out.append(bar("rate:" + r, r + " rate", limit - left, limit, `${left} of ${limit} left`));
   }
   for (const c of Object.keys(info.classes).sort()) {
-    const u = info.classes[c] as (typeof info.classes)[string] & { waiting?: bigint };
+    const u = info.classes[c];
     const limit = u.limit === undefined ? undefined : Number(u.limit);
     let text = limit === undefined ? `${u.held} held` : `${u.held} / ${limit} held`;
-    if (u.waiting !== undefined && u.waiting > 0n) text += `, ${u.waiting} wait`;
+    if (u.waiting > 0n) text += `, ${u.waiting} wait`;
     out.append(bar("limit:" + c, "[" + c + "]", Number(u.held), limit, text));
   }
   return out;
