@@ -216,10 +216,29 @@ func (c *leavesOnCommit) Err() error {
 }
 
 // TestGrantLandingAfterCallerLeftIsGivenBack: the caller is gone from the
-// instant the commit of its grant lands. The call answers Canceled and
-// governord gives the lease back, every time, instead of answering into
-// the void; after a restart the record agrees.
+// instant the commit of its grant lands. The call, Acquire or TryAcquire,
+// answers Canceled and governord gives the lease back, every time, instead
+// of answering into the void; after a restart the record agrees.
 func TestGrantLandingAfterCallerLeftIsGivenBack(t *testing.T) {
+	t.Run("Acquire", func(t *testing.T) {
+		grantLandingAfterCallerLeft(t, func(e *env, ctx context.Context, token string) error {
+			req := connect.NewRequest(&governorv1.AcquireRequest{Class: "db"})
+			req.Header().Set("Authorization", "Bearer "+token)
+			_, err := e.srv.Acquire(ctx, req)
+			return err
+		})
+	})
+	t.Run("TryAcquire", func(t *testing.T) {
+		grantLandingAfterCallerLeft(t, func(e *env, ctx context.Context, token string) error {
+			req := connect.NewRequest(&governorv1.TryAcquireRequest{Class: "db"})
+			req.Header().Set("Authorization", "Bearer "+token)
+			_, err := e.srv.TryAcquire(ctx, req)
+			return err
+		})
+	})
+}
+
+func grantLandingAfterCallerLeft(t *testing.T, acquire func(e *env, ctx context.Context, token string) error) {
 	var leaving atomic.Pointer[leavesOnCommit]
 	e := &env{t: t, url: sqliteURL(t), clock: testclock.New(time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)), logs: &logSink{}}
 	e.writer.OnCommit = func(int, time.Duration) {
@@ -237,9 +256,7 @@ func TestGrantLandingAfterCallerLeftIsGivenBack(t *testing.T) {
 		}
 		ctx := &leavesOnCommit{Context: context.Background(), store: e.store, mark: last, done: make(chan struct{})}
 		leaving.Store(ctx)
-		req := connect.NewRequest(&governorv1.AcquireRequest{Class: "db"})
-		req.Header().Set("Authorization", "Bearer "+sess.Token)
-		_, err := e.srv.Acquire(ctx, req)
+		err := acquire(e, ctx, sess.Token)
 		if code(err) != "canceled" {
 			t.Fatalf("trial %d: a grant whose caller left as it landed: want canceled, got %v", trial, err)
 		}

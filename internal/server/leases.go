@@ -57,6 +57,14 @@ func (s *Server) acquire(ctx context.Context, p principal, id engine.ID, class s
 			return engine.LeaseInfo{}, unavailable(msgStopping)
 		}
 	}
+	return s.answerGrant(ctx, p, lease, w, seq, granted, err)
+}
+
+// answerGrant waits for the record to hold an acquire's outcome (up to
+// seq) and answers it. A lease whose caller has gone by then is given back
+// (giveBack) instead of answered, so no lease is held for a caller who never
+// learnt of it; a grant answered notes how long it took to be recorded.
+func (s *Server) answerGrant(ctx context.Context, p principal, lease engine.LeaseInfo, w *engine.Waiter, seq uint64, granted time.Time, err error) (engine.LeaseInfo, error) {
 	werr := s.settle(ctx, seq, err)
 	if err == nil && ctx.Err() != nil {
 		s.giveBack(p, lease, w)

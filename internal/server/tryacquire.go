@@ -43,6 +43,7 @@ func (s *Server) tryAcquire(ctx context.Context, p principal, id engine.ID, clas
 	}
 	c := &engine.Call{Session: p.session, Request: reqID}
 	lease, w, err := s.eng.Acquire(c, id, class, hold)
+	granted := time.Now()
 	if w != nil {
 		s.eng.Abandon(&engine.Call{}, w)
 		if err := s.settle(ctx, c.Seq, nil); err != nil {
@@ -51,13 +52,7 @@ func (s *Server) tryAcquire(ctx context.Context, p principal, id engine.ID, clas
 		return engine.LeaseInfo{}, connect.NewError(connect.CodeResourceExhausted, fmt.Errorf(
 			"No %s slot is free now on node %d's chain: every slot of the class is held. Acquire waits for one; TryAcquire does not.", class, id))
 	}
-	if werr := s.settle(ctx, c.Seq, err); werr != nil {
-		if err == nil && ctx.Err() != nil {
-			s.giveBack(p, lease, nil)
-		}
-		return engine.LeaseInfo{}, werr
-	}
-	return lease, nil
+	return s.answerGrant(ctx, p, lease, nil, c.Seq, granted, err)
 }
 
 // checkAcquire checks the fields of an Acquire or a TryAcquire and returns
