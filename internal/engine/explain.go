@@ -264,5 +264,5 @@ func capBound(b *Binding) (Basis, string) {
 	case b.Kind == CapRate:
 		return Basis{Kind: BasisRateRefill, Node: b.Node, At: b.Refill}, ""
 	}
-	return b.limitBound()
+	return b.bound, b.why // a limit: what limitBindings found
 }
