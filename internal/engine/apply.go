@@ -182,7 +182,7 @@ func belowState(st State) State {
 func (e *Engine) endNodeLocked(n *node, st State, now int64) {
 	n.state, n.ended = st, now
 	e.endedNodes++
-	e.disownLocked(n)
+	e.unownLocked(n)
 	e.markNode(n)
 	for _, l := range n.leases.all(byNode) {
 		e.endLeaseLocked(l, OutcomeRevoked, now)
