@@ -20,7 +20,7 @@ func (e *Engine) applyLocked(ev *Event) error {
 		err = e.applySessionEnded(ev)
 	case KindNodeCreated:
 		err = e.applyNodeCreated(ev)
-	case KindNodeEnded:
+	case KindNodeEnded, KindNodeEnding:
 		err = e.applyNodeEnded(ev)
 	case KindNodesRemoved:
 		err = e.applyNodesRemoved(ev)
@@ -42,8 +42,6 @@ func (e *Engine) applyLocked(ev *Event) error {
 		err = e.applyRateDrained(ev)
 	case KindKeysForgotten:
 		err = e.applyKeysForgotten(ev)
-	case KindNodeEnding:
-		err = e.applyNodeEnding(ev)
 	case KindNodesEnded:
 		err = e.applyNodesEnded(ev)
 	default:
@@ -137,27 +135,25 @@ func minDeadline(a, b int64) int64 {
 	return a
 }
 
+// applyNodeEnded ends an active node that is not the root and has no ended
+// ancestor: with its subtree (KindNodeEnded), or on its own, its subtree
+// left to later steps (KindNodeEnding).
 func (e *Engine) applyNodeEnded(ev *Event) error {
-	n, err := e.endingNode(ev)
-	if err != nil {
-		return err
+	n := e.nodes[ev.Node]
+	if n == nil || n == e.root || n.state != Active || n.endedAbove() || ev.State == Active || ev.State > DeadlineExceeded {
+		return corrupt("event %d ends unknown, root or ended node %d", ev.Seq, ev.Node)
 	}
 	if err := markOwnerEnd(ev, n); err != nil {
 		return err
 	}
-	e.endTreeLocked(n, ev.State, ev.Time)
+	if ev.Kind == KindNodeEnding {
+		e.endNodeLocked(n, ev.State, ev.Time)
+		e.followLocked(n)
+	} else {
+		e.endTreeLocked(n, ev.State, ev.Time)
+	}
 	e.timers.pushRemoval(ev.Time, n.id)
 	return nil
-}
-
-// endingNode returns the node a KindNodeEnded or KindNodeEnding event ends,
-// if it can end: an active node, not the root, with no ended ancestor.
-func (e *Engine) endingNode(ev *Event) (*node, error) {
-	n := e.nodes[ev.Node]
-	if n == nil || n == e.root || n.state != Active || n.endedAbove() || ev.State == Active || ev.State > DeadlineExceeded {
-		return nil, corrupt("event %d ends unknown, root or ended node %d", ev.Seq, ev.Node)
-	}
-	return n, nil
 }
 
 // endTreeLocked ends n with state st and every active node beneath it: their
@@ -186,7 +182,7 @@ func belowState(st State) State {
 func (e *Engine) endNodeLocked(n *node, st State, now int64) {
 	n.state, n.ended = st, now
 	e.endedNodes++
-	e.disownLocked(n)
+	e.unownLocked(n)
 	e.markNode(n)
 	for _, l := range n.leases.all(byNode) {
 		e.endLeaseLocked(l, OutcomeRevoked, now)

@@ -85,20 +85,6 @@ func (e *Engine) emitEndLocked(ev *Event, n *node, st State, now int64) {
 	}
 }
 
-func (e *Engine) applyNodeEnding(ev *Event) error {
-	n, err := e.endingNode(ev)
-	if err != nil {
-		return err
-	}
-	if err := markOwnerEnd(ev, n); err != nil {
-		return err
-	}
-	e.endNodeLocked(n, ev.State, ev.Time)
-	e.timers.pushRemoval(ev.Time, n.id)
-	e.followLocked(n)
-	return nil
-}
-
 func (e *Engine) applyNodesEnded(ev *Event) error {
 	for _, id := range ev.IDs {
 		n := e.nodes[id]

@@ -1,6 +1,9 @@
 package engine
 
-import "sort"
+import (
+	"cmp"
+	"sort"
+)
 
 // CapKind says what kind of cap binds.
 type CapKind uint8
@@ -181,10 +184,7 @@ func (e *Engine) Explain(c *Call, id ID, name string, amount int64) (Explanation
 		return Explanation{}, err
 	}
 	x := Explanation{Node: n.id, Name: name, Amount: amount, Now: now}
-	scope := e.root
-	if s != nil {
-		scope = s.scope
-	}
+	scope := cmp.Or(scopeOf(s), e.root)
 	x.Caps = e.resourceBindings(n, scope, name, amount, now)
 	x.Waiting = e.waitInfo(n, scope, name)
 	place := 1
@@ -264,5 +264,5 @@ func capBound(b *Binding) (Basis, string) {
 	case b.Kind == CapRate:
 		return Basis{Kind: BasisRateRefill, Node: b.Node, At: b.Refill}, ""
 	}
-	return b.limitBound()
+	return b.bound, b.why // a limit: what limitBindings found
 }

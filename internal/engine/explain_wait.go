@@ -28,9 +28,6 @@ func (e *Engine) limitBindings(n, scope *node, c string, place int) []Binding {
 	return out
 }
 
-// limitBound is the bound limitBindings found for a full limit.
-func (b *Binding) limitBound() (Basis, string) { return b.bound, b.why }
-
 // holdersOf returns leases of class c held on a's subtree, earliest to end
 // first and unbounded ones last. It searches at most maxExplainNodes nodes
 // and looks at at most maxExplainNodes leases, so a huge subtree costs no

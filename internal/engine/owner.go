@@ -30,9 +30,10 @@ func ownLocked(n *node, s *session) {
 	s.owned[n.id] = struct{}{}
 }
 
-// disownLocked takes the ended node n off its owner's list.
-func (e *Engine) disownLocked(n *node) {
-	if s := e.sessions[n.owner]; s != nil && n.owner != 0 {
+// unownLocked takes the ended node n off its owner's list. (node.disown,
+// in siblings.go, takes a child off its parent's.)
+func (e *Engine) unownLocked(n *node) {
+	if s := e.sessions[n.owner]; s != nil { // no session has id 0
 		delete(s.owned, n.id)
 	}
 }
