@@ -88,7 +88,7 @@ func (h *hub) usageLocked(ev *engine.Event) {
 	case engine.KindLeaseReleased, engine.KindLeaseExpired:
 		h.changedLocked(u.drop(ev.Target))
 	case engine.KindSessionClosed, engine.KindSessionExpired:
-		for _, id := range slices.Collect(maps.Keys(u.bySess[ev.Target])) {
+		for id := range u.bySess[ev.Target] { // drop may delete during range
 			h.changedLocked(u.drop(id))
 		}
 	case engine.KindNodeEnded:
