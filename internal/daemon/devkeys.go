@@ -40,7 +40,8 @@ func devKeys(dir string) (DevKeys, error) {
 	data, err := os.ReadFile(k.Path)
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
-		return k.generate()
+		k.Admin, k.Demo, k.New = newKey("admin_"), newKey("demo_"), true
+		return k, nil
 	case err != nil:
 		return k, fmt.Errorf("read the development keys: %w", err)
 	}
@@ -56,11 +57,6 @@ func devKeys(dir string) (DevKeys, error) {
 	if k.Admin == "" || k.Demo == "" {
 		return k, fmt.Errorf("%s lacks %s or %s: delete it and start again to generate new keys", k.Path, adminKeyVariable, demoKeyVariable)
 	}
-	return k, nil
-}
-
-func (k DevKeys) generate() (DevKeys, error) {
-	k.Admin, k.Demo, k.New = newKey("admin_"), newKey("demo_"), true
 	return k, nil
 }
 

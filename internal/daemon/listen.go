@@ -89,12 +89,12 @@ func (d *Daemon) serve(l *listeners, certs *certificate) error {
 		ErrorLog:          httpErrorLog(d.log, "api"),
 	}
 	serve := func() error { return d.apiHTTP.Serve(l.api) }
-	if certs == nil && d.guber != nil {
-		serve = d.serveGRPC(l.api)
-	}
-	if certs != nil {
+	switch {
+	case certs != nil:
 		d.apiHTTP.TLSConfig = certs.tlsConfig()
 		serve = func() error { return d.apiHTTP.ServeTLS(l.api, "", "") }
+	case d.guber != nil:
+		serve = d.serveGRPC(l.api)
 	}
 	if l.metrics != nil {
 		d.metricsAddr = l.metrics.Addr()

@@ -69,8 +69,7 @@ func sniff(c net.Conn) ([]byte, firstCall, error) {
 		if err != nil {
 			return r.seen, call, err
 		}
-		n := int(hdr[0])<<16 | int(hdr[1])<<8 | int(hdr[2])
-		typ, flags := hdr[3], hdr[4]
+		n, typ, flags := frameLen(hdr), hdr[3], hdr[4]
 		if len(r.seen)+n > maxSniff {
 			return r.seen, call, errSniff
 		}
@@ -98,6 +97,9 @@ func sniff(c net.Conn) ([]byte, firstCall, error) {
 		}
 	}
 }
+
+// frameLen is the payload length a frame header gives (24 bits).
+func frameLen(hdr []byte) int { return int(hdr[0])<<16 | int(hdr[1])<<8 | int(hdr[2]) }
 
 // headerFragment is the header block fragment of a HEADERS frame's
 // payload, without its padding and priority fields.
@@ -192,8 +194,7 @@ func (d *ackDropper) next() error {
 	if _, err := io.ReadFull(d.r, frame); err != nil {
 		return err
 	}
-	n := int(frame[0])<<16 | int(frame[1])<<8 | int(frame[2])
-	frame = append(frame, make([]byte, n)...)
+	frame = append(frame, make([]byte, frameLen(frame))...)
 	_, err := io.ReadFull(d.r, frame[frameHeaderLen:])
 	if frame[3] == frameSettings && frame[4]&flagAck != 0 {
 		d.done = true

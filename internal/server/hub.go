@@ -300,38 +300,26 @@ func (h *hub) sendLocked(w *watcher, nt note) {
 }
 
 func (h *hub) registerLocked(w *watcher) {
-	add := func(m map[engine.ID]map[*watcher]struct{}, id engine.ID) {
-		if m[id] == nil {
-			m[id] = make(map[*watcher]struct{})
-		}
-		m[id][w] = struct{}{}
-	}
-	add(h.bySession, w.session)
+	put(h.bySession, w.session, w)
 	if w.node == 0 {
-		add(h.mine, w.session)
+		put(h.mine, w.session, w)
 	} else {
-		add(h.byNode, w.node)
+		put(h.byNode, w.node, w)
 	}
 	if w.usage {
-		add(h.usage.watchers, w.node)
+		put(h.usage.watchers, w.node, w)
 	}
 }
 
 func (h *hub) unregisterLocked(w *watcher) {
-	del := func(m map[engine.ID]map[*watcher]struct{}, id engine.ID) {
-		delete(m[id], w)
-		if len(m[id]) == 0 {
-			delete(m, id)
-		}
-	}
-	del(h.bySession, w.session)
+	del(h.bySession, w.session, w)
 	if w.node == 0 {
-		del(h.mine, w.session)
+		del(h.mine, w.session, w)
 	} else {
-		del(h.byNode, w.node)
+		del(h.byNode, w.node, w)
 	}
 	if w.usage {
-		del(h.usage.watchers, w.node)
+		del(h.usage.watchers, w.node, w)
 	}
 }
 

@@ -57,14 +57,16 @@ func (u *usageMirror) drop(id engine.ID) engine.ID {
 	return r.node
 }
 
-func put(m map[engine.ID]map[engine.ID]struct{}, k, v engine.ID) {
+// put adds v to the set m[k], making the set if need be.
+func put[K, V comparable](m map[K]map[V]struct{}, k K, v V) {
 	if m[k] == nil {
-		m[k] = make(map[engine.ID]struct{})
+		m[k] = make(map[V]struct{})
 	}
 	m[k][v] = struct{}{}
 }
 
-func del(m map[engine.ID]map[engine.ID]struct{}, k, v engine.ID) {
+// del removes v from the set m[k], and the set once it is empty.
+func del[K, V comparable](m map[K]map[V]struct{}, k K, v V) {
 	delete(m[k], v)
 	if len(m[k]) == 0 {
 		delete(m, k)
@@ -86,7 +88,7 @@ func (h *hub) usageLocked(ev *engine.Event) {
 	case engine.KindLeaseReleased, engine.KindLeaseExpired:
 		h.changedLocked(u.drop(ev.Target))
 	case engine.KindSessionClosed, engine.KindSessionExpired:
-		for _, id := range slices.Collect(maps.Keys(u.bySess[ev.Target])) {
+		for id := range u.bySess[ev.Target] { // drop may delete during range
 			h.changedLocked(u.drop(id))
 		}
 	case engine.KindNodeEnded:
