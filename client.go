@@ -231,3 +231,12 @@ func (c *Client) live(ctx context.Context) error {
 	}
 	return c.Err()
 }
+
+// liveSession is the live session for new work made for ctx, or, as live
+// says, why there is none.
+func (c *Client) liveSession(ctx context.Context) (*session, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, context.Cause(ctx)
+	}
+	return c.current()
+}

@@ -55,10 +55,7 @@ type ClassUsage struct {
 // (its tenant). A node outside the key's scope is ErrForbidden, one that
 // does not exist ErrNotFound.
 func (c *Client) Describe(ctx context.Context, id uint64) (Node, error) {
-	if err := c.live(ctx); err != nil {
-		return Node{}, err
-	}
-	s, err := c.current()
+	s, err := c.liveSession(ctx)
 	if err != nil {
 		return Node{}, err
 	}
