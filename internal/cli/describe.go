@@ -61,11 +61,7 @@ func newDescribe(conn *connFlags) *cobra.Command {
 			if depth < 0 || depth > 32 {
 				return usagef("--depth %d is out of range; use 0 (the node alone) to 32", depth)
 			}
-			return withSession(cmd, conn, func(ctx context.Context, api governorv1connect.GovernorServiceClient) error {
-				id, err := resolve(ctx, api, first(a))
-				if err != nil {
-					return err
-				}
+			return withNode(cmd, conn, first(a), func(ctx context.Context, api governorv1connect.GovernorServiceClient, id uint64) error {
 				t, err := load(ctx, api, id, depth, pg)
 				if err != nil {
 					return err

@@ -31,13 +31,10 @@ func newExplain(conn *connFlags) *cobra.Command {
 			if amount < 0 {
 				return usagef("--amount %d is negative; use 1 or more (0 means 1)", amount)
 			}
-			return withSession(cmd, conn, func(ctx context.Context, api governorv1connect.GovernorServiceClient) error {
-				id, err := resolve(ctx, api, a[0])
-				if err != nil {
-					return err
-				}
+			return withNode(cmd, conn, a[0], func(ctx context.Context, api governorv1connect.GovernorServiceClient, id uint64) error {
 				names := a[1:]
 				if len(names) == 0 {
+					var err error
 					if names, err = namesOn(ctx, api, id); err != nil {
 						return err
 					}
