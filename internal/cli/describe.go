@@ -55,8 +55,8 @@ func newDescribe(conn *connFlags) *cobra.Command {
 			"the last line gives the --cursor that shows the next page.",
 		Args: args(cobra.MaximumNArgs(1)),
 		RunE: func(cmd *cobra.Command, a []string) error {
-			if output != "text" && output != "json" {
-				return usagef("-o %q is not an output format; use text or json", output)
+			if err := checkOutput(output); err != nil {
+				return err
 			}
 			if depth < 0 || depth > 32 {
 				return usagef("--depth %d is out of range; use 0 (the node alone) to 32", depth)
