@@ -171,15 +171,18 @@ func (c *Client) end(why error) (*session, error) {
 	c.mu.Lock()
 	before, s := c.lost, c.cur
 	c.lost = why
-	tasks := c.tasks
-	c.tasks = make(map[uint64]*Task)
+	tasks := c.takeTasks()
 	c.mu.Unlock()
-	s.cancel(why)
-	for _, t := range tasks {
-		t.cancel(why)
-	}
+	s.drop(tasks, why)
 	c.stop()
 	return s, before
+}
+
+// takeTasks empties the client's tasks and returns them. c.mu is held.
+func (c *Client) takeTasks() map[uint64]*Task {
+	tasks := c.tasks
+	c.tasks = make(map[uint64]*Task)
+	return tasks
 }
 
 // reopen opens a new session after one was lost, with capped full-jitter
@@ -230,4 +233,13 @@ func (c *Client) live(ctx context.Context) error {
 		return context.Cause(ctx)
 	}
 	return c.Err()
+}
+
+// liveSession is the live session for new work made for ctx, or, as live
+// says, why there is none.
+func (c *Client) liveSession(ctx context.Context) (*session, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, context.Cause(ctx)
+	}
+	return c.current()
 }

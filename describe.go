@@ -55,10 +55,7 @@ type ClassUsage struct {
 // (its tenant). A node outside the key's scope is ErrForbidden, one that
 // does not exist ErrNotFound.
 func (c *Client) Describe(ctx context.Context, id uint64) (Node, error) {
-	if err := c.live(ctx); err != nil {
-		return Node{}, err
-	}
-	s, err := c.current()
+	s, err := c.liveSession(ctx)
 	if err != nil {
 		return Node{}, err
 	}
@@ -76,10 +73,7 @@ func node(m *governorv1.NodeInfo) Node {
 		State:     strings.ToLower(strings.TrimPrefix(m.State.String(), "NODE_STATE_")),
 		Resources: make(map[string]ResourceUsage, len(m.Resources)),
 		Classes:   make(map[string]ClassUsage, len(m.Classes)),
-		Children:  m.ChildrenCount,
-	}
-	if m.Deadline != nil {
-		n.Deadline = m.Deadline.AsTime()
+		Children:  m.ChildrenCount, Deadline: when(m.Deadline),
 	}
 	for name, r := range m.Resources {
 		n.Resources[name] = ResourceUsage{Cap: r.GetCap(), Capped: r.Cap != nil, Used: r.Used}

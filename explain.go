@@ -90,10 +90,7 @@ type Bound struct {
 // more of resource name (0 means 1), or one more lease of class name, now.
 // It changes nothing.
 func (c *Client) Explain(ctx context.Context, node uint64, name string, amount int64) (*Explanation, error) {
-	if err := c.live(ctx); err != nil {
-		return nil, err
-	}
-	s, err := c.current()
+	s, err := c.liveSession(ctx)
 	if err != nil {
 		return nil, err
 	}

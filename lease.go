@@ -206,7 +206,7 @@ func (l *Lease) Release(r Report) error {
 		defer l.ended(fmt.Errorf("%w: lease %d was released", ErrLeaseLost, l.ID))
 		s := l.t.s
 		if s.ctx.Err() != nil {
-			l.err = fmt.Errorf("%w: lease %d ended with the session: %w", ErrLeaseLost, l.ID, context.Cause(s.ctx))
+			l.err = l.sessionEnded()
 			return
 		}
 		req := &governorv1.ReleaseRequest{LeaseId: l.ID, Overloaded: r.Overloaded, RequestId: s.c.ids.next()}
@@ -240,7 +240,7 @@ func (l *Lease) Validate(ctx context.Context) error {
 		return err
 	}
 	if s.ctx.Err() != nil {
-		return fmt.Errorf("%w: lease %d ended with the session: %w", ErrLeaseLost, l.ID, context.Cause(s.ctx))
+		return l.sessionEnded()
 	}
 	res, err := s.api.Validate(ctx, connect.NewRequest(&governorv1.ValidateRequest{LeaseId: l.ID}))
 	if err != nil {
@@ -269,4 +269,9 @@ func Do(ctx context.Context, class string, fn func(context.Context) error, opts 
 		return err
 	}
 	return rerr
+}
+
+// sessionEnded is the ErrLeaseLost of a lease whose session has ended.
+func (l *Lease) sessionEnded() error {
+	return fmt.Errorf("%w: lease %d ended with the session: %w", ErrLeaseLost, l.ID, context.Cause(l.t.s.ctx))
 }

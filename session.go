@@ -41,15 +41,19 @@ func (s *session) lose(why error) {
 		return
 	}
 	c.lost = why
-	tasks := c.tasks
-	c.tasks = make(map[uint64]*Task)
+	tasks := c.takeTasks()
 	c.loops.Add(1)
 	c.mu.Unlock()
+	s.drop(tasks, why)
+	go c.reopen()
+}
+
+// drop cancels s's context and every task of tasks with why.
+func (s *session) drop(tasks map[uint64]*Task, why error) {
 	s.cancel(why)
 	for _, t := range tasks {
 		t.cancel(why)
 	}
-	go c.reopen()
 }
 
 // called maps the error of a call made for ctx in s and loses s when the

@@ -82,10 +82,10 @@ type caller func(ctx context.Context) error
 // runLoad runs callers closed loops of call for d after a warm-up of each
 // caller's first call, and measures throughput and p99. The first failed
 // call ends the run with its error.
-func runLoad(ctx context.Context, call func(i int) caller, callers int, d time.Duration) (LoadResult, error) {
+func runLoad(ctx context.Context, call func() caller, callers int, d time.Duration) (LoadResult, error) {
 	calls := make([]caller, callers)
 	for i := range calls {
-		calls[i] = call(i)
+		calls[i] = call()
 		if err := calls[i](ctx); err != nil {
 			return LoadResult{}, err
 		}
@@ -139,7 +139,7 @@ func grpcLoad(ctx context.Context, p Peer, callers int, d time.Duration) (LoadRe
 	if p.Key != "" {
 		ctx = metadata.AppendToOutgoingContext(ctx, "authorization", "Bearer "+p.Key)
 	}
-	call := func(int) caller {
+	call := func() caller {
 		return func(ctx context.Context) error {
 			var res pb.GetRateLimitsResp
 			if err := conn.Invoke(ctx, "/pb.gubernator.V1/GetRateLimits", rateCall, &res); err != nil {
@@ -169,7 +169,7 @@ func httpLoad(ctx context.Context, p Peer, callers int, d time.Duration) (LoadRe
 			c.CloseIdleConnections()
 		}
 	}()
-	call := func(int) caller {
+	call := func() caller {
 		c := &http.Client{Transport: &http.Transport{MaxConnsPerHost: 1, MaxIdleConnsPerHost: 1}}
 		clients = append(clients, c)
 		return func(ctx context.Context) error { return postRateCall(ctx, c, url, p) }

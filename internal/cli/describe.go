@@ -55,17 +55,13 @@ func newDescribe(conn *connFlags) *cobra.Command {
 			"the last line gives the --cursor that shows the next page.",
 		Args: args(cobra.MaximumNArgs(1)),
 		RunE: func(cmd *cobra.Command, a []string) error {
-			if output != "text" && output != "json" {
-				return usagef("-o %q is not an output format; use text or json", output)
+			if err := checkOutput(output); err != nil {
+				return err
 			}
 			if depth < 0 || depth > 32 {
 				return usagef("--depth %d is out of range; use 0 (the node alone) to 32", depth)
 			}
-			return withSession(cmd, conn, func(ctx context.Context, api governorv1connect.GovernorServiceClient) error {
-				id, err := resolve(ctx, api, first(a))
-				if err != nil {
-					return err
-				}
+			return withNode(cmd, conn, first(a), func(ctx context.Context, api governorv1connect.GovernorServiceClient, id uint64) error {
 				t, err := load(ctx, api, id, depth, pg)
 				if err != nil {
 					return err

@@ -113,11 +113,7 @@ func newConsume(conn *connFlags) *cobra.Command {
 				return err
 			}
 			defer cfg.HTTPClient.CloseIdleConnections()
-			return withSession(cmd, conn, func(ctx context.Context, api governorv1connect.GovernorServiceClient) error {
-				id, err := resolve(ctx, api, a[0])
-				if err != nil {
-					return err
-				}
+			return withNode(cmd, conn, a[0], func(ctx context.Context, api governorv1connect.GovernorServiceClient, id uint64) error {
 				res, err := key.Consume(ctx, connect.NewRequest(&governorv1.ConsumeRequest{NodeId: id, Resource: a[1], Amount: n, RequestId: requestID}))
 				if isMismatch(err) {
 					return errors.Join(errRefused, err)

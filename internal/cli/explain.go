@@ -25,19 +25,16 @@ func newExplain(conn *connFlags) *cobra.Command {
 			"NODE is a node id, \".\" for your scope, or a path of child names from your scope.",
 		Args: args(cobra.RangeArgs(1, 2)),
 		RunE: func(cmd *cobra.Command, a []string) error {
-			if output != "text" && output != "json" {
-				return usagef("-o %q is not an output format; use text or json", output)
+			if err := checkOutput(output); err != nil {
+				return err
 			}
 			if amount < 0 {
 				return usagef("--amount %d is negative; use 1 or more (0 means 1)", amount)
 			}
-			return withSession(cmd, conn, func(ctx context.Context, api governorv1connect.GovernorServiceClient) error {
-				id, err := resolve(ctx, api, a[0])
-				if err != nil {
-					return err
-				}
+			return withNode(cmd, conn, a[0], func(ctx context.Context, api governorv1connect.GovernorServiceClient, id uint64) error {
 				names := a[1:]
 				if len(names) == 0 {
+					var err error
 					if names, err = namesOn(ctx, api, id); err != nil {
 						return err
 					}

@@ -80,3 +80,11 @@ func caps(m map[string]int64) string {
 	}
 	return strings.Join(out, " ")
 }
+
+// checkOutput refuses an -o that is neither text nor json.
+func checkOutput(output string) error {
+	if output != "text" && output != "json" {
+		return usagef("-o %q is not an output format; use text or json", output)
+	}
+	return nil
+}
