@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"connectrpc.com/connect"
+	"go.opentelemetry.io/otel/trace"
 
 	"governor.dev/governor/internal/clientconn"
 	"governor.dev/governor/internal/config"
@@ -49,9 +50,13 @@ func testConfig(dir string) *config.Config {
 
 // startGovernord starts a governord on cfg; it is stopped when it is
 // stopped or when the process ends, whichever is first.
-func startGovernord(cfg *config.Config) (*governord, error) {
+func startGovernord(cfg *config.Config) (*governord, error) { return startTraced(cfg, nil) }
+
+// startTraced is startGovernord with the API's calls traced by tp; nil
+// traces nothing.
+func startTraced(cfg *config.Config, tp trace.TracerProvider) (*governord, error) {
 	d, err := daemon.Start(context.Background(), cfg, daemon.Options{
-		Logger: slog.New(slog.NewTextHandler(io.Discard, nil)), ShutdownGrace: time.Second,
+		Logger: slog.New(slog.NewTextHandler(io.Discard, nil)), ShutdownGrace: time.Second, Tracing: tp,
 	})
 	if err != nil {
 		return nil, err

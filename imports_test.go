@@ -7,7 +7,8 @@ import (
 )
 
 // What the SDK may not pull into a worker: governord itself, its storage
-// and drivers, a terminal UI, a SQL builder, or the testing package.
+// and drivers, a terminal UI, a SQL builder, OpenTelemetry's SDK and
+// exporters (a worker configures its own), or the testing package.
 var forbiddenImports = []string{
 	"governor.dev/governor/internal/server",
 	"governor.dev/governor/internal/engine",
@@ -25,15 +26,25 @@ var forbiddenImports = []string{
 	"github.com/charmbracelet",
 	"github.com/doug-martin/goqu",
 	"github.com/Masterminds/squirrel",
+	"go.opentelemetry.io/otel/sdk",
+	"go.opentelemetry.io/otel/exporters",
+	"connectrpc.com/otelconnect",
+	"google.golang.org/grpc",
 	"testing",
 }
 
-// The modules the SDK may use beyond the standard library.
+// The modules the SDK may use beyond the standard library: OpenTelemetry's
+// API (for the trace context of calls) with what it needs, and no more of
+// OpenTelemetry.
 var allowedModules = []string{
 	"governor.dev/governor/internal/gen/",
 	"governor.dev/governor/internal/clientconn",
 	"connectrpc.com/connect",
 	"google.golang.org/protobuf/",
+	"go.opentelemetry.io/otel/",
+	"go.opentelemetry.io/auto/sdk/",
+	"github.com/go-logr/",
+	"github.com/cespare/xxhash/v2",
 }
 
 func TestSDKStaysLight(t *testing.T) {

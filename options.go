@@ -5,6 +5,8 @@ import (
 	"net/http"
 	"time"
 
+	"go.opentelemetry.io/otel/propagation"
+
 	"governor.dev/governor/internal/clientconn"
 )
 
@@ -54,6 +56,16 @@ func WithSessionTTL(ttl time.Duration) Option {
 		}
 		s.ttl = ttl
 	}
+}
+
+// WithPropagator sets how every call writes the trace context of its
+// context into its request: propagation.TraceContext{} sends W3C
+// traceparent. Without it (or with nil) the calls use OpenTelemetry's
+// global propagator, which writes nothing until the program sets one with
+// otel.SetTextMapPropagator. governord, when it traces, continues the
+// caller's trace: its span of a call is a child of the caller's span.
+func WithPropagator(p propagation.TextMapPropagator) Option {
+	return func(s *settings) { s.conn.Propagator = p }
 }
 
 // WithClientName names the client in governord's log.

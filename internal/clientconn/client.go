@@ -15,7 +15,9 @@ type Credential func() string
 
 // API returns a client of governord's service over the configuration's
 // HTTP client. cred supplies the Authorization header of every call and
-// stream; nil sends the configuration's API key.
+// stream; nil sends the configuration's API key. Every call and stream also
+// carries the trace context of its context, written by the configuration's
+// Propagator.
 func (c Config) API(cred Credential, opts ...connect.ClientOption) (governorv1connect.GovernorServiceClient, error) {
 	base, err := c.BaseURL()
 	if err != nil {
@@ -29,7 +31,7 @@ func (c Config) API(cred Credential, opts ...connect.ClientOption) (governorv1co
 		key := c.APIKey
 		cred = func() string { return key }
 	}
-	opts = append([]connect.ClientOption{connect.WithInterceptors(bearer(cred))}, opts...)
+	opts = append([]connect.ClientOption{connect.WithInterceptors(bearer(cred), traceContext{c.Propagator})}, opts...)
 	return governorv1connect.NewGovernorServiceClient(hc, base, opts...), nil
 }
 

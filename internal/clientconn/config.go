@@ -10,6 +10,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"go.opentelemetry.io/otel/propagation"
 )
 
 // DefaultAddr is where governord listens unless told otherwise.
@@ -37,6 +39,11 @@ type Config struct {
 	CAFile string
 	// HTTPClient, when set, is used as is and TLS and CAFile are ignored.
 	HTTPClient *http.Client
+	// Propagator writes the trace context of a call's context into its
+	// headers (W3C traceparent with propagation.TraceContext). Nil is
+	// OpenTelemetry's global propagator, read at each call: it writes
+	// nothing until the program sets one with otel.SetTextMapPropagator.
+	Propagator propagation.TextMapPropagator
 }
 
 // FromEnv returns the configuration the environment describes. A variable

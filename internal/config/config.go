@@ -62,6 +62,8 @@ type Config struct {
 	// port. It holds no secret: it signs in with an API key like any
 	// client. Default true.
 	Dashboard bool `yaml:"dashboard"`
+	// Tracing sends OpenTelemetry traces of the API's calls; off by default.
+	Tracing Tracing `yaml:"tracing"`
 }
 
 // TLS names a certificate and its key, both PEM files. Both are set or
@@ -201,6 +203,7 @@ func base() *Config {
 		Log:        Log{Level: "info", Format: "text"},
 		Gubernator: Gubernator{Resource: DefaultGubernatorResource, IdleTTL: DefaultGubernatorIdleTTL},
 		Dashboard:  true,
+		Tracing:    defaultTracing(),
 	}
 }
 

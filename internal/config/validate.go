@@ -71,6 +71,7 @@ func (c *Config) problems() []Problem {
 	c.checkAdaptive(k)
 	c.checkTimings(k)
 	c.checkGubernator(k)
+	c.checkTracing(k)
 	k.oneOf("log.level", c.Log.Level, "debug", "info", "warn", "error")
 	k.oneOf("log.format", c.Log.Format, "text", "json")
 	return k.problems

@@ -13,6 +13,8 @@ import (
 	"sync"
 	"time"
 
+	sdktrace "go.opentelemetry.io/otel/sdk/trace"
+	"go.opentelemetry.io/otel/trace"
 	"google.golang.org/grpc"
 
 	"governor.dev/governor/internal/adaptive"
@@ -49,6 +51,9 @@ type Options struct {
 	// where a start that creates files (development mode's keys) creates
 	// them, so that a busy port leaves nothing behind.
 	BeforeOpen func() error
+	// Tracing, if set, traces the API's calls instead of the configuration's
+	// tracing section, which is then ignored; the caller owns it.
+	Tracing trace.TracerProvider
 }
 
 // Daemon is a running governord: the record, the engine rebuilt from it,
@@ -67,6 +72,8 @@ type Daemon struct {
 	api     *server.Server
 	guber   *gubernator.Service // nil unless the Gubernator API is enabled
 	reaper  *reaper
+	tracer  *sdktrace.TracerProvider // built from the tracing section, shut down at stop; nil unless configured
+	tracing trace.TracerProvider     // what the APIs trace with: Options.Tracing or tracer; nil traces nothing
 
 	apiHTTP     *http.Server
 	grpcAPI     *grpc.Server // grpc-go's share of the API port; nil unless it has one
@@ -98,7 +105,7 @@ func Start(ctx context.Context, cfg *config.Config, opts Options) (*Daemon, erro
 		return nil, err
 	}
 	d := &Daemon{
-		cfg: cfg, log: opts.Logger, grace: opts.ShutdownGrace, bodyTimeout: opts.BodyTimeout,
+		cfg: cfg, log: opts.Logger, grace: opts.ShutdownGrace, bodyTimeout: opts.BodyTimeout, tracing: opts.Tracing,
 		serveErr: make(chan error, 3), stopping: make(chan struct{}), done: make(chan struct{}),
 	}
 	if d.log == nil {
@@ -139,6 +146,7 @@ func Start(ctx context.Context, cfg *config.Config, opts Options) (*Daemon, erro
 		lns.close()
 		d.ctrl.Stop()
 		d.api.Close()
+		d.stopTracing()
 		return nil, errors.Join(err, d.store.Close(context.WithoutCancel(ctx)))
 	}
 	d.reaper = startReaper(d.store, cfg.ReapInterval, d.log)
@@ -199,6 +207,14 @@ func (d *Daemon) open(ctx context.Context, clock engine.Clock) error {
 	if d.tenants, err = reconcile(ctx, st, cfg, d.log); err != nil {
 		return errors.Join(fmt.Errorf("seed the record from the configuration: %w", err), st.Close(ctx))
 	}
+	if d.tracing == nil {
+		if d.tracer, err = newTracer(ctx, cfg.Tracing); err != nil {
+			return errors.Join(err, st.Close(ctx))
+		}
+		if d.tracer != nil {
+			d.tracing = d.tracer
+		}
+	}
 	d.api, err = server.New(server.Options{
 		Store:   st,
 		Keys:    cfg.MatchKey,
@@ -211,8 +227,10 @@ func (d *Daemon) open(ctx context.Context, clock engine.Clock) error {
 		Logger:  d.log,
 		Observe: d.metrics.ObserveCall,
 		Reflect: d.reflected(),
+		Tracing: d.tracing,
 	})
 	if err != nil {
+		d.stopTracing()
 		return errors.Join(fmt.Errorf("build the API: %w", err), st.Close(ctx))
 	}
 	// Nothing makes events between the API's first look at the tree and

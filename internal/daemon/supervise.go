@@ -51,6 +51,7 @@ func (d *Daemon) shutdown(ctx context.Context) error {
 		errs = append(errs, fmt.Errorf("close the record: %w", err))
 	}
 	d.serving.Wait()
+	d.stopTracing()
 	err = errors.Join(errs...)
 	if err == nil {
 		d.log.Info("stopped; everything acknowledged is on record")
@@ -80,5 +81,6 @@ func (d *Daemon) fail() error {
 	defer cancel()
 	_ = d.store.Close(closing) // reports the same failure
 	d.serving.Wait()
+	d.stopTracing()
 	return fmt.Errorf("%w: %w", ErrRecordFailed, cause)
 }

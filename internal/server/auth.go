@@ -74,12 +74,13 @@ func (s *Server) byToken(cred string) (principal, bool) {
 }
 
 // session authenticates a call that needs a session token.
-func (s *Server) session(h http.Header) (principal, error) {
+func (s *Server) session(ctx context.Context, h http.Header) (principal, error) {
 	cred, err := bearer(h)
 	if err != nil {
 		return principal{}, err
 	}
 	if p, ok := s.byToken(cred); ok {
+		notePrincipal(ctx, p)
 		return p, nil
 	}
 	if _, _, ok := s.keys(cred); ok {
@@ -96,13 +97,18 @@ func (s *Server) sessionOrKey(ctx context.Context, h http.Header) (principal, er
 		return principal{}, err
 	}
 	if p, ok := s.byToken(cred); ok {
+		notePrincipal(ctx, p)
 		return p, nil
 	}
 	tenant, admin, ok := s.keys(cred)
 	if !ok {
 		return principal{}, unauthenticated("The credential is neither a live session token nor an API key; open a new session with OpenSession, or check the key.")
 	}
-	return s.keyPrincipal(ctx, tenant, admin)
+	p, err := s.keyPrincipal(ctx, tenant, admin)
+	if err == nil {
+		notePrincipal(ctx, p)
+	}
+	return p, err
 }
 
 // apiKey authenticates OpenSession, which needs an API key, and returns the

@@ -46,7 +46,7 @@ func (s *Server) change(ctx context.Context, p principal, method string, m proto
 
 // SetQuota sets or removes a node's cap on a resource.
 func (s *Server) SetQuota(ctx context.Context, req *connect.Request[governorv1.SetQuotaRequest]) (*connect.Response[governorv1.SetQuotaResponse], error) {
-	p, err := s.session(req.Header())
+	p, err := s.session(ctx, req.Header())
 	if err != nil {
 		return nil, err
 	}
@@ -66,7 +66,7 @@ func (s *Server) SetQuota(ctx context.Context, req *connect.Request[governorv1.S
 
 // SetLimit sets or removes a node's concurrency limit on a class.
 func (s *Server) SetLimit(ctx context.Context, req *connect.Request[governorv1.SetLimitRequest]) (*connect.Response[governorv1.SetLimitResponse], error) {
-	p, err := s.session(req.Header())
+	p, err := s.session(ctx, req.Header())
 	if err != nil {
 		return nil, err
 	}
@@ -86,7 +86,7 @@ func (s *Server) SetLimit(ctx context.Context, req *connect.Request[governorv1.S
 
 // SetDefaults replaces what a node's new children start with.
 func (s *Server) SetDefaults(ctx context.Context, req *connect.Request[governorv1.SetDefaultsRequest]) (*connect.Response[governorv1.SetDefaultsResponse], error) {
-	p, err := s.session(req.Header())
+	p, err := s.session(ctx, req.Header())
 	if err != nil {
 		return nil, err
 	}

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"connectrpc.com/connect"
+	"go.opentelemetry.io/otel/trace"
 	"google.golang.org/protobuf/proto"
 
 	"governor.dev/governor/internal/config"
@@ -48,6 +49,7 @@ type env struct {
 	h2c     *http.Client
 	logs    *logSink
 	tenants map[string]engine.ID
+	tracing trace.TracerProvider // Options.Tracing; nil traces nothing
 }
 
 // sqliteURL is a fresh SQLite record in the test's temporary directory.
@@ -55,7 +57,13 @@ func sqliteURL(t *testing.T) string { return "sqlite:" + filepath.Join(t.TempDir
 
 func newEnv(t testing.TB, url string) *env {
 	t.Helper()
-	e := &env{t: t, url: url, clock: testclock.New(time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)), logs: &logSink{}}
+	return newEnvTraced(t, url, nil)
+}
+
+// newEnvTraced is newEnv with its calls traced by tp.
+func newEnvTraced(t testing.TB, url string, tp trace.TracerProvider) *env {
+	t.Helper()
+	e := &env{t: t, url: url, clock: testclock.New(time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)), logs: &logSink{}, tracing: tp}
 	e.start()
 	t.Cleanup(e.stop)
 	return e
@@ -103,6 +111,7 @@ func (e *env) start() {
 		Store: st, Keys: cfg.MatchKey, Logger: slog.New(e.logs),
 		Tenants: func(name string) (engine.ID, bool) { id, ok := tenants[name]; return id, ok },
 		TTL:     TTLBounds{Default: 30 * time.Second, Min: time.Second, Max: time.Hour},
+		Tracing: e.tracing,
 	})
 	if err != nil {
 		t.Fatal(err)

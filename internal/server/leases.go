@@ -17,7 +17,7 @@ import (
 // chain. A caller that gives up, even at the instant of its grant, leaks
 // nothing: the waiter is withdrawn or the grant released.
 func (s *Server) Acquire(ctx context.Context, req *connect.Request[governorv1.AcquireRequest]) (*connect.Response[governorv1.AcquireResponse], error) {
-	p, err := s.session(req.Header())
+	p, err := s.session(ctx, req.Header())
 	if err != nil {
 		return nil, err
 	}
@@ -46,17 +46,22 @@ func (s *Server) acquire(ctx context.Context, p principal, id engine.ID, class s
 	lease, w, err := s.eng.Acquire(c, id, class, hold)
 	seq, granted := c.Seq, time.Now()
 	if w != nil {
+		q := queueSpan(ctx)
 		select {
 		case g := <-w.C():
+			endQueueSpan(q, g.Err == nil)
 			lease, err, seq, granted = g.Lease, g.Err, max(seq, g.Seq), time.Now()
 		case <-ctx.Done():
+			endQueueSpan(q, false)
 			s.eng.Abandon(&engine.Call{}, w)
 			return engine.LeaseInfo{}, toConnect(ctx.Err())
 		case <-s.closing:
+			endQueueSpan(q, false)
 			s.eng.Abandon(&engine.Call{}, w)
 			return engine.LeaseInfo{}, unavailable(msgStopping)
 		}
 	}
+	noteAcquire(ctx, p.node(id), class, w != nil, err)
 	return s.answerGrant(ctx, p, lease, w, seq, granted, err)
 }
 
@@ -113,7 +118,7 @@ var releaseOutcomes = map[engine.Outcome]governorv1.ReleaseOutcome{
 // Release gives back a lease the caller's session holds, with a report on
 // the downstream for the adaptive controller.
 func (s *Server) Release(ctx context.Context, req *connect.Request[governorv1.ReleaseRequest]) (*connect.Response[governorv1.ReleaseResponse], error) {
-	p, err := s.session(req.Header())
+	p, err := s.session(ctx, req.Header())
 	if err != nil {
 		return nil, err
 	}

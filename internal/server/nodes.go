@@ -20,7 +20,7 @@ func reply[T any](res *T, err error) (*connect.Response[T], error) {
 
 // CreateNode creates a child under a node in the caller's scope.
 func (s *Server) CreateNode(ctx context.Context, req *connect.Request[governorv1.CreateNodeRequest]) (*connect.Response[governorv1.CreateNodeResponse], error) {
-	p, err := s.session(req.Header())
+	p, err := s.session(ctx, req.Header())
 	if err != nil {
 		return nil, err
 	}
@@ -94,7 +94,7 @@ func (s *Server) EnsureNode(ctx context.Context, req *connect.Request[governorv1
 
 // GetNode describes a node and, if asked, one page of its children.
 func (s *Server) GetNode(ctx context.Context, req *connect.Request[governorv1.GetNodeRequest]) (*connect.Response[governorv1.GetNodeResponse], error) {
-	p, err := s.session(req.Header())
+	p, err := s.session(ctx, req.Header())
 	if err != nil {
 		return nil, err
 	}
@@ -123,7 +123,7 @@ func (s *Server) GetNode(ctx context.Context, req *connect.Request[governorv1.Ge
 
 // CancelNode ends a node and its subtree as cancelled.
 func (s *Server) CancelNode(ctx context.Context, req *connect.Request[governorv1.CancelNodeRequest]) (*connect.Response[governorv1.CancelNodeResponse], error) {
-	p, err := s.session(req.Header())
+	p, err := s.session(ctx, req.Header())
 	if err != nil {
 		return nil, err
 	}
@@ -141,7 +141,7 @@ func (s *Server) CancelNode(ctx context.Context, req *connect.Request[governorv1
 
 // CloseNode ends a node as done; active nodes beneath it are cancelled.
 func (s *Server) CloseNode(ctx context.Context, req *connect.Request[governorv1.CloseNodeRequest]) (*connect.Response[governorv1.CloseNodeResponse], error) {
-	p, err := s.session(req.Header())
+	p, err := s.session(ctx, req.Header())
 	if err != nil {
 		return nil, err
 	}

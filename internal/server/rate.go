@@ -18,7 +18,7 @@ import (
 
 // SetRate sets or removes a node's rate cap on a resource.
 func (s *Server) SetRate(ctx context.Context, req *connect.Request[governorv1.SetRateRequest]) (*connect.Response[governorv1.SetRateResponse], error) {
-	p, err := s.session(req.Header())
+	p, err := s.session(ctx, req.Header())
 	if err != nil {
 		return nil, err
 	}
@@ -42,7 +42,7 @@ func (s *Server) SetRate(ctx context.Context, req *connect.Request[governorv1.Se
 
 // ResetRate refills a node's rate cap on a resource and forgives its debt.
 func (s *Server) ResetRate(ctx context.Context, req *connect.Request[governorv1.ResetRateRequest]) (*connect.Response[governorv1.ResetRateResponse], error) {
-	p, err := s.session(req.Header())
+	p, err := s.session(ctx, req.Header())
 	if err != nil {
 		return nil, err
 	}

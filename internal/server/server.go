@@ -11,6 +11,7 @@ import (
 	"connectrpc.com/connect"
 	"connectrpc.com/grpchealth"
 	"connectrpc.com/grpcreflect"
+	"go.opentelemetry.io/otel/trace"
 
 	"governor.dev/governor/internal/durable"
 	"governor.dev/governor/internal/engine"
@@ -41,6 +42,10 @@ type Options struct {
 	// reflection lists with GovernorService and health. Their descriptors
 	// must be registered in protoregistry.GlobalFiles, as generated code does.
 	Reflect []string
+	// Tracing, if set, gives every call a span from this provider, continuing
+	// the caller's W3C trace context, with the call's node, decision and
+	// waits (trace.go). Nil traces nothing, at no cost to the calls.
+	Tracing trace.TracerProvider
 }
 
 // TTLBounds are the TTL granted when a client asks for none and the range a
@@ -60,6 +65,7 @@ type Server struct {
 	log     *slog.Logger
 	observe func(method, code string, d time.Duration)
 	reflect []string
+	tracing connect.Interceptor // nil when calls are not traced
 	handler http.Handler
 	hub     *hub
 	flights flights
@@ -110,6 +116,9 @@ func New(opts Options) (*Server, error) {
 	if err := s.store.Wait(context.Background(), dump.Seq); err != nil {
 		return nil, fmt.Errorf("wait for the record to reach event %d: %w", dump.Seq, err)
 	}
+	if s.tracing, err = tracing(opts.Tracing); err != nil {
+		return nil, fmt.Errorf("%w: tracing: %w", ErrOptions, err)
+	}
 	s.hub = newHub(dump, s.log)
 	s.handler = s.routes()
 	return s, nil
@@ -129,13 +138,22 @@ func (b TTLBounds) withDefaults() (TTLBounds, error) {
 func (s *Server) routes() http.Handler {
 	mux := http.NewServeMux()
 	opts := []connect.HandlerOption{connect.WithReadMaxBytes(maxMessageBytes), connect.WithCompressMinBytes(compressMinBytes)}
-	own := append(append(opts[:len(opts):len(opts)], strictJSONCodecs...), connect.WithInterceptors(observer{s}))
+	own := append(append(opts[:len(opts):len(opts)], strictJSONCodecs...), connect.WithInterceptors(s.interceptors()...))
 	mux.Handle(governorv1connect.NewGovernorServiceHandler(s, own...))
 	mux.Handle(grpchealth.NewHandler(health{s}, opts...))
 	reflector := grpcreflect.NewStaticReflector(append([]string{governorv1connect.GovernorServiceName, grpchealth.HealthV1ServiceName}, s.reflect...)...)
 	mux.Handle(grpcreflect.NewHandlerV1(reflector, opts...))
 	mux.Handle(grpcreflect.NewHandlerV1Alpha(reflector, opts...))
 	return mux
+}
+
+// interceptors wrap every GovernorService call: the span first, when calls
+// are traced, so that the observer's time and log fall inside it.
+func (s *Server) interceptors() []connect.Interceptor {
+	if s.tracing == nil {
+		return []connect.Interceptor{observer{s}}
+	}
+	return []connect.Interceptor{s.tracing, observer{s}}
 }
 
 // Handler serves GovernorService (gRPC, gRPC-Web and Connect's JSON and

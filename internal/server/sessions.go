@@ -48,7 +48,7 @@ func (s *Server) OpenSession(ctx context.Context, req *connect.Request[governorv
 
 // Heartbeat renews the caller's session for one more TTL.
 func (s *Server) Heartbeat(ctx context.Context, req *connect.Request[governorv1.HeartbeatRequest]) (*connect.Response[governorv1.HeartbeatResponse], error) {
-	p, err := s.session(req.Header())
+	p, err := s.session(ctx, req.Header())
 	if err != nil {
 		return nil, err
 	}
@@ -68,7 +68,7 @@ func (s *Server) Heartbeat(ctx context.Context, req *connect.Request[governorv1.
 // CloseSession ends the caller's session: its leases are released and its
 // waiting acquires fail.
 func (s *Server) CloseSession(ctx context.Context, req *connect.Request[governorv1.CloseSessionRequest]) (*connect.Response[governorv1.CloseSessionResponse], error) {
-	p, err := s.session(req.Header())
+	p, err := s.session(ctx, req.Header())
 	if err != nil {
 		return nil, err
 	}

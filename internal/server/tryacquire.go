@@ -17,7 +17,7 @@ import (
 // queueing. It shares Acquire's request ids: an id remembered with the same
 // node, class and max hold answers with that lease.
 func (s *Server) TryAcquire(ctx context.Context, req *connect.Request[governorv1.TryAcquireRequest]) (*connect.Response[governorv1.TryAcquireResponse], error) {
-	p, err := s.session(req.Header())
+	p, err := s.session(ctx, req.Header())
 	if err != nil {
 		return nil, err
 	}
@@ -46,12 +46,14 @@ func (s *Server) tryAcquire(ctx context.Context, p principal, id engine.ID, clas
 	granted := time.Now()
 	if w != nil {
 		s.eng.Abandon(&engine.Call{}, w)
+		refusedNow(ctx, p.node(id), class)
 		if err := s.settle(ctx, c.Seq, nil); err != nil {
 			return engine.LeaseInfo{}, err
 		}
 		return engine.LeaseInfo{}, connect.NewError(connect.CodeResourceExhausted, fmt.Errorf(
 			"No %s slot is free now on node %d's chain: every slot of the class is held. Acquire waits for one; TryAcquire does not.", class, id))
 	}
+	noteAcquire(ctx, p.node(id), class, false, err)
 	return s.answerGrant(ctx, p, lease, nil, c.Seq, granted, err)
 }
 

@@ -15,7 +15,7 @@ import (
 // state and ends after the watched node ends (or, for created_by_session,
 // when the session ends).
 func (s *Server) WatchNode(ctx context.Context, req *connect.Request[governorv1.WatchNodeRequest], stream *connect.ServerStream[governorv1.WatchNodeResponse]) error {
-	p, err := s.session(req.Header())
+	p, err := s.session(ctx, req.Header())
 	if err != nil {
 		return err
 	}
