@@ -28,6 +28,7 @@ func (d *Daemon) handler() (http.Handler, error) {
 		Address: d.apiAddr.String(),
 		Logger:  d.log,
 		Observe: d.metrics.ObserveCall,
+		Tracing: d.tracing,
 	})
 	if err != nil {
 		return nil, fmt.Errorf("build the Gubernator API: %w", err)

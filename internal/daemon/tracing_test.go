@@ -19,11 +19,12 @@ import (
 // collector is an OTLP receiver on loopback that keeps what it is sent.
 type collector struct {
 	coltracepb.UnimplementedTraceServiceServer
-	got chan *coltracepb.ExportTraceServiceRequest
+	got  chan *coltracepb.ExportTraceServiceRequest
+	keys chan string // the X-Collector-Key header of each HTTP export
 }
 
 func newCollector() *collector {
-	return &collector{got: make(chan *coltracepb.ExportTraceServiceRequest, 64)}
+	return &collector{got: make(chan *coltracepb.ExportTraceServiceRequest, 64), keys: make(chan string, 64)}
 }
 
 // Export is the gRPC receiver's method.
@@ -42,6 +43,7 @@ func (c *collector) serveHTTP(t *testing.T) string {
 			return
 		}
 		c.got <- &req
+		c.keys <- r.Header.Get("X-Collector-Key")
 		w.Header().Set("Content-Type", "application/x-protobuf")
 	}))
 	t.Cleanup(srv.Close)
@@ -89,8 +91,10 @@ func (c *collector) spans() map[string]string {
 
 // TestTracingSendsSpans: with a tracing endpoint configured, a call's span
 // reaches the collector over either protocol, under the configured service
-// name, at the latest when governord stops.
+// name, at the latest when governord stops; the exporter sends the headers
+// of OTEL_EXPORTER_OTLP_HEADERS.
 func TestTracingSendsSpans(t *testing.T) {
+	t.Setenv("OTEL_EXPORTER_OTLP_HEADERS", "x-collector-key=k123")
 	for _, protocol := range []string{"http", "grpc"} {
 		t.Run(protocol, func(t *testing.T) {
 			c := newCollector()
@@ -115,6 +119,11 @@ func TestTracingSendsSpans(t *testing.T) {
 			got := c.spans()
 			if service, ok := got["governor.v1.GovernorService/Consume"]; !ok || service != "governord-test" {
 				t.Fatalf("the collector got spans %v; want the consume's under service governord-test", got)
+			}
+			if protocol == "http" {
+				if key := <-c.keys; key != "k123" {
+					t.Errorf("the export carried X-Collector-Key %q, want k123 from OTEL_EXPORTER_OTLP_HEADERS", key)
+				}
 			}
 		})
 	}

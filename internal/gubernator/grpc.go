@@ -65,10 +65,17 @@ func grpcHealthCheck(srv any, _ context.Context, dec func(any) error, _ grpc.Una
 	return srv.(*Service).health(), nil
 }
 
-// grpcHeader is the call's credential as the HTTP header the key check
-// reads. It copies only that value of the call's metadata.
+// grpcHeader is the call's credential and trace context as the HTTP
+// header the key check and the tracing read. It copies only those values
+// of the call's metadata.
 func grpcHeader(ctx context.Context) http.Header {
-	return http.Header{"Authorization": metadata.ValueFromIncomingContext(ctx, "authorization")}
+	h := http.Header{"Authorization": metadata.ValueFromIncomingContext(ctx, "authorization")}
+	for _, k := range [...]string{"Traceparent", "Tracestate"} {
+		if v := metadata.ValueFromIncomingContext(ctx, k); len(v) > 0 {
+			h[k] = v
+		}
+	}
+	return h
 }
 
 // grpcStatus is err as the status Connect's gRPC handler sends for it:

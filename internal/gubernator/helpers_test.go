@@ -12,6 +12,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"go.opentelemetry.io/otel/trace"
 )
 
 // Keys the fake key check knows.
@@ -94,6 +96,13 @@ func start(t *testing.T, answer func(c Check) (Verdict, error)) *fixture {
 // startWith is a fixture whose service asks lim.
 func startWith(t *testing.T, lim Limiter) *fixture {
 	t.Helper()
+	return startTraced(t, lim, nil)
+}
+
+// startTraced is a fixture whose service asks lim and traces its calls
+// with tp (nil: not at all).
+func startTraced(t *testing.T, lim Limiter, tp trace.TracerProvider) *fixture {
+	t.Helper()
 	f := &fixture{record: &memoryRecord{failed: make(chan struct{})}, observed: make(chan string, 16)}
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -107,7 +116,7 @@ func startWith(t *testing.T, lim Limiter) *fixture {
 			case f.observed <- method + " " + code:
 			default:
 			}
-		}})
+		}, Tracing: tp})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -10,6 +10,7 @@ import (
 	"connectrpc.com/connect"
 
 	gubernatorv1 "governor.dev/governor/internal/gen/gubernator/v1"
+	"governor.dev/governor/internal/server"
 )
 
 // GetRateLimits answers each request in order.
@@ -30,7 +31,8 @@ func (s *Service) HealthCheck(context.Context, *connect.Request[gubernatorv1.Hea
 // getRateLimits authenticates the call, applies every request, and answers
 // once everything the answers depend on is on record.
 func (s *Service) getRateLimits(ctx context.Context, h http.Header, m *gubernatorv1.GetRateLimitsReq) (res *gubernatorv1.GetRateLimitsResp, err error) {
-	defer func(began time.Time) { s.done("GetRateLimits", began, err) }(time.Now())
+	ctx, traced := s.traceCall(ctx, h)
+	defer func(began time.Time) { s.done("GetRateLimits", began, err); traced(res, err) }(time.Now())
 	if err := s.authenticate(h); err != nil {
 		return nil, err
 	}
@@ -52,7 +54,10 @@ func (s *Service) getRateLimits(ctx context.Context, h http.Header, m *gubernato
 		}
 		res.Responses[i], last = answer, max(last, seq)
 	}
-	if err := s.record.Wait(ctx, last); err != nil {
+	end := server.RecordWait(ctx, last)
+	err = s.record.Wait(ctx, last)
+	end(err)
+	if err != nil {
 		return nil, recordError(ctx, err)
 	}
 	return res, nil

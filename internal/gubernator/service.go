@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"connectrpc.com/connect"
+	"go.opentelemetry.io/otel/trace"
 
 	"governor.dev/governor/internal/gen/gubernator/v1/gubernatorv1connect"
 )
@@ -54,6 +55,10 @@ type Options struct {
 	// "GetRateLimits", the status code ("ok", "unauthenticated") and how
 	// long the call took. It must not block.
 	Observe func(method, code string, d time.Duration)
+	// Tracing, if set, gives every GetRateLimits call a span from this
+	// provider, continuing the caller's W3C trace context (trace.go). Nil
+	// traces nothing.
+	Tracing trace.TracerProvider
 }
 
 // Service serves Gubernator's v1 API. Create one with New; it is safe for
@@ -66,6 +71,7 @@ type Service struct {
 	address string
 	log     *slog.Logger
 	observe func(method, code string, d time.Duration)
+	tracer  trace.Tracer // nil when calls are not traced
 	rpc     http.Handler // the Connect handler of pb.gubernator.V1
 	rpcPath string
 
@@ -107,6 +113,9 @@ func New(opts Options) (*Service, error) {
 	s := &Service{
 		limiter: opts.Limiter, record: opts.Record, keys: opts.Keys, tenant: opts.Tenant,
 		address: opts.Address, log: opts.Logger, observe: opts.Observe, closing: make(chan struct{}),
+	}
+	if opts.Tracing != nil {
+		s.tracer = opts.Tracing.Tracer("governor.dev/governor/internal/gubernator")
 	}
 	s.rpcPath, s.rpc = gubernatorv1connect.NewV1Handler(s, connect.WithReadMaxBytes(maxMessageBytes))
 	return s, nil

@@ -21,9 +21,9 @@ func (s *Server) room(ctx context.Context) error {
 // state up to seq, so it is given only once that state is on record; if the
 // record cannot get there, the answer is Unavailable instead.
 func (s *Server) settle(ctx context.Context, seq uint64, err error) error {
-	w := recordSpan(ctx, seq)
+	end := RecordWait(ctx, seq)
 	werr := s.store.Wait(ctx, seq)
-	endRecordSpan(w, werr)
+	end(werr)
 	if werr != nil {
 		return recordError(ctx, werr)
 	}

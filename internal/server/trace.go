@@ -159,28 +159,26 @@ func refusedNow(ctx context.Context, node engine.ID, class string) {
 	}
 }
 
-// recordSpan starts the span of the wait for the record to hold event seq,
-// beneath the call's; nil when the call is not traced.
-func recordSpan(ctx context.Context, seq uint64) trace.Span {
+// RecordWait starts the span of a wait for the record to hold event seq,
+// beneath the span of ctx, and returns what ends it with the wait's error.
+// When the span of ctx does not record, it starts nothing and allocates
+// nothing.
+func RecordWait(ctx context.Context, seq uint64) func(error) {
 	sp := recording(ctx)
 	if sp == nil {
-		return nil
+		return noWait
 	}
 	_, w := sp.TracerProvider().Tracer(TracerName).Start(ctx, SpanRecordWait)
 	w.SetAttributes(AttrRecordSeq.Int64(int64(seq)))
-	return w
+	return func(err error) {
+		if err != nil {
+			w.SetStatus(codes.Error, err.Error())
+		}
+		w.End()
+	}
 }
 
-// endRecordSpan ends w, if any, marking a wait that failed.
-func endRecordSpan(w trace.Span, err error) {
-	if w == nil {
-		return
-	}
-	if err != nil {
-		w.SetStatus(codes.Error, err.Error())
-	}
-	w.End()
-}
+func noWait(error) {}
 
 // queueSpan starts the span of an Acquire's wait in the queue, beneath the
 // call's; nil when the call is not traced.
