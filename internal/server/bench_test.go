@@ -9,6 +9,9 @@ import (
 
 	"connectrpc.com/connect"
 	"connectrpc.com/grpchealth"
+	sdktrace "go.opentelemetry.io/otel/sdk/trace"
+	"go.opentelemetry.io/otel/sdk/trace/tracetest"
+	"go.opentelemetry.io/otel/trace"
 
 	governorv1 "governor.dev/governor/internal/gen/governor/v1"
 	"governor.dev/governor/internal/gen/governor/v1/governorv1connect"
@@ -116,6 +119,47 @@ func BenchmarkLoopbackDurable(b *testing.B) {
 		for _, rec := range records {
 			b.Run("consume/"+rec.name+"/"+mode, func(b *testing.B) {
 				_, cl, task := benchEnv(b, rec.url(b))
+				run(b, callers, func() error {
+					return call(cl.Consume(context.Background(), connect.NewRequest(&governorv1.ConsumeRequest{NodeId: task, Resource: "req", Amount: 1})))
+				})
+			})
+		}
+	}
+}
+
+// BenchmarkTracing is a consume over loopback with tracing off (no
+// provider: no interceptor), on with every span kept and batched to an
+// exporter that drops them (the daemon's set-up without the network), and
+// on with none sampled.
+func BenchmarkTracing(b *testing.B) {
+	modes := []struct {
+		name string
+		tp   func() trace.TracerProvider
+	}{
+		{"off", func() trace.TracerProvider { return nil }},
+		{"sampled", func() trace.TracerProvider {
+			return sdktrace.NewTracerProvider(sdktrace.WithBatcher(tracetest.NewNoopExporter()))
+		}},
+		{"unsampled", func() trace.TracerProvider {
+			return sdktrace.NewTracerProvider(sdktrace.WithSampler(sdktrace.NeverSample()))
+		}},
+	}
+	for _, callers := range []int{1, 16} {
+		for _, m := range modes {
+			b.Run(fmt.Sprintf("%s/callers=%d", m.name, callers), func(b *testing.B) {
+				tp := m.tp()
+				if p, ok := tp.(*sdktrace.TracerProvider); ok {
+					b.Cleanup(func() { _ = p.Shutdown(context.Background()) })
+				}
+				e := newEnvTraced(b, "", tp)
+				cl, _ := e.session(keyA)
+				res, err := cl.CreateNode(context.Background(), connect.NewRequest(&governorv1.CreateNodeRequest{
+					Spec: &governorv1.NodeSpec{Name: "bench", Quotas: map[string]int64{"req": 1 << 62}},
+				}))
+				if err != nil {
+					b.Fatal(err)
+				}
+				task := res.Msg.Node.Id
 				run(b, callers, func() error {
 					return call(cl.Consume(context.Background(), connect.NewRequest(&governorv1.ConsumeRequest{NodeId: task, Resource: "req", Amount: 1})))
 				})

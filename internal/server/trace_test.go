@@ -12,6 +12,7 @@ import (
 	"go.opentelemetry.io/otel/sdk/trace/tracetest"
 	"go.opentelemetry.io/otel/trace"
 
+	"governor.dev/governor/internal/engine"
 	governorv1 "governor.dev/governor/internal/gen/governor/v1"
 )
 
@@ -238,5 +239,24 @@ func TestTraceOffByDefault(t *testing.T) {
 		TraceID: trace.TraceID{1}, SpanID: trace.SpanID{1}, TraceFlags: trace.FlagsSampled, Remote: true,
 	}))); sp != nil {
 		t.Fatalf("a remote span context alone counts as a recording span")
+	}
+}
+
+// TestTraceOffAllocatesNothing: on a call that is not traced, what the
+// handlers do for tracing allocates nothing.
+func TestTraceOffAllocatesNothing(t *testing.T) {
+	ctx := context.Background()
+	p := principal{session: 3, scope: 2}
+	refusal := &engine.DeniedError{Node: 2, Resource: "tokens", Limit: 10, Requested: 20}
+	allocs := testing.AllocsPerRun(100, func() {
+		notePrincipal(ctx, p)
+		noteConsume(ctx, p.node(0), "tokens", 20, engine.ConsumeResult{}, refusal)
+		noteAcquire(ctx, p.node(5), "db", true, nil)
+		refusedNow(ctx, 5, "db")
+		RecordWait(ctx, 42)(nil)
+		endQueueSpan(queueSpan(ctx), true)
+	})
+	if allocs != 0 {
+		t.Fatalf("an untraced call allocates %v times for tracing, want 0", allocs)
 	}
 }
