@@ -44,8 +44,10 @@
 //     record. Stopped by the supervisor, idempotently.
 //
 // Owned by the packages that start them: the record's writer and snapshot
-// goroutines (stopped by durable.Store.Close) and the adaptive controller's
-// goroutine (adaptive.Controller.Stop). The writer goroutine calls this
+// goroutines (stopped by durable.Store.Close), the adaptive controller's
+// goroutine (adaptive.Controller.Stop) and, when the configuration has a
+// tracing endpoint, the OpenTelemetry batch span processor's goroutine,
+// which the supervisor flushes and stops last (stopTracing), within 5 s. The writer goroutine calls this
 // package's hooks after each commit, which hand committed events to the
 // metrics, the controllers and the API's watch streams without blocking.
 package daemon

@@ -20,6 +20,11 @@
 // mirror of the tree's shape (ids, parents, names, states, creators) that the
 // server keeps from those events.
 //
+// With Options.Tracing each call has an OpenTelemetry span that continues
+// the caller's trace and names the node, the decision and the waits for the
+// record and the queue (trace.go); without it the handlers carry no
+// tracing interceptor and their tracing helpers allocate nothing.
+//
 // Goroutines: the server starts none. Handlers run on the HTTP server's
 // goroutines; Publish runs on the store's writer goroutine and never blocks
 // (a watcher that falls behind is closed). Close ends open streams and
