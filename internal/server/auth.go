@@ -80,7 +80,7 @@ func (s *Server) session(ctx context.Context, h http.Header) (principal, error) 
 		return principal{}, err
 	}
 	if p, ok := s.byToken(cred); ok {
-		notePrincipal(ctx, p)
+		s.notePrincipal(ctx, p)
 		return p, nil
 	}
 	if _, _, ok := s.keys(cred); ok {
@@ -97,7 +97,7 @@ func (s *Server) sessionOrKey(ctx context.Context, h http.Header) (principal, er
 		return principal{}, err
 	}
 	if p, ok := s.byToken(cred); ok {
-		notePrincipal(ctx, p)
+		s.notePrincipal(ctx, p)
 		return p, nil
 	}
 	tenant, admin, ok := s.keys(cred)
@@ -106,7 +106,7 @@ func (s *Server) sessionOrKey(ctx context.Context, h http.Header) (principal, er
 	}
 	p, err := s.keyPrincipal(ctx, tenant, admin)
 	if err == nil {
-		notePrincipal(ctx, p)
+		s.notePrincipal(ctx, p)
 	}
 	return p, err
 }

@@ -125,6 +125,22 @@ func (h *hub) name(id engine.ID) string {
 	return ""
 }
 
+// tenant returns the name of the tenant whose subtree holds node id: the
+// root's child on its path. "" for the root, or a node the hub does not
+// hold.
+func (h *hub) tenant(id engine.ID) string {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	n := h.nodes[id]
+	for n != nil && n.parent != nil && n.parent.id != engine.RootID {
+		n = n.parent
+	}
+	if n == nil || n.id == engine.RootID {
+		return ""
+	}
+	return n.name
+}
+
 func (n *mnode) message() *governorv1.WatchNodeResponse {
 	m := &governorv1.WatchNodeResponse{
 		NodeId: uint64(n.id), Name: n.name, State: wireState(n.state),

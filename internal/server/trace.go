@@ -28,6 +28,7 @@ const (
 // request and answer, as the caller is told it: a refusal by a cap above
 // the caller's scope names no node and no figures of that cap.
 const (
+	AttrTenant       = attribute.Key("governor.tenant")     // the tenant the caller acts in; absent for the admin key's root scope
 	AttrScope        = attribute.Key("governor.scope_id")   // the node the credential confines the caller to: the tenant's node, the root for the admin key
 	AttrSession      = attribute.Key("governor.session_id") // the caller's session
 	AttrNode         = attribute.Key("governor.node_id")
@@ -77,9 +78,14 @@ func recording(ctx context.Context) trace.Span {
 }
 
 // notePrincipal records who the call acts as.
-func notePrincipal(ctx context.Context, p principal) {
-	if sp := recording(ctx); sp != nil {
-		sp.SetAttributes(AttrScope.Int64(int64(p.scope)), AttrSession.Int64(int64(p.session)))
+func (s *Server) notePrincipal(ctx context.Context, p principal) {
+	sp := recording(ctx)
+	if sp == nil {
+		return
+	}
+	sp.SetAttributes(AttrScope.Int64(int64(p.scope)), AttrSession.Int64(int64(p.session)))
+	if t := s.hub.tenant(p.scope); t != "" {
+		sp.SetAttributes(AttrTenant.String(t))
 	}
 }
 

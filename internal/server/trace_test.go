@@ -95,7 +95,7 @@ func TestTraceConsume(t *testing.T) {
 	if s.SpanKind != trace.SpanKindServer {
 		t.Errorf("the consume's span is of kind %v, want server", s.SpanKind)
 	}
-	wantAttrs(t, s, AttrScope.Int64(int64(a)), AttrNode.Int64(int64(a)), AttrResource.String("tokens"),
+	wantAttrs(t, s, AttrTenant.String("a"), AttrScope.Int64(int64(a)), AttrNode.Int64(int64(a)), AttrResource.String("tokens"),
 		AttrAmount.Int64(3), AttrDecision.String(DecisionGranted))
 	if _, ok := attrs(s)[AttrSession]; !ok {
 		t.Errorf("the consume's span has no %s", AttrSession)
@@ -146,6 +146,11 @@ func TestTraceSharedRefusalNamesNoNode(t *testing.T) {
 	wantAttrs(t, s, AttrDecision.String(DecisionRefused), AttrRefusedBy.String("shared"))
 	if v, ok := attrs(s)[AttrRefusedNode]; ok {
 		t.Errorf("a refusal by a cap above the scope names node %v", v.Emit())
+	}
+	set := callSpan(t, exp, "SetQuota")
+	wantAttrs(t, set, AttrScope.Int64(1))
+	if v, ok := attrs(set)[AttrTenant]; ok {
+		t.Errorf("the admin's call names tenant %v", v.Emit())
 	}
 }
 
@@ -202,7 +207,7 @@ func TestTraceAcquireQueued(t *testing.T) {
 		t.Fatalf("want one queued acquire among the spans, got %d", len(queued))
 	}
 	s := queued[0]
-	wantAttrs(t, s, AttrNode.Int64(int64(e.tenants["a"])), AttrClass.String("db"))
+	wantAttrs(t, s, AttrTenant.String("a"), AttrNode.Int64(int64(e.tenants["a"])), AttrClass.String("db"))
 	q := children(exp, s, SpanQueueWait)
 	if len(q) != 1 {
 		t.Fatalf("the queued acquire has %d %s children, want 1", len(q), SpanQueueWait)
@@ -248,8 +253,9 @@ func TestTraceOffAllocatesNothing(t *testing.T) {
 	ctx := context.Background()
 	p := principal{session: 3, scope: 2}
 	refusal := &engine.DeniedError{Node: 2, Resource: "tokens", Limit: 10, Requested: 20}
+	e := newEnv(t, sqliteURL(t))
 	allocs := testing.AllocsPerRun(100, func() {
-		notePrincipal(ctx, p)
+		e.srv.notePrincipal(ctx, p)
 		noteConsume(ctx, p.node(0), "tokens", 20, engine.ConsumeResult{}, refusal)
 		noteAcquire(ctx, p.node(5), "db", true, nil)
 		refusedNow(ctx, 5, "db")
