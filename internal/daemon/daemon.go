@@ -208,7 +208,7 @@ func (d *Daemon) open(ctx context.Context, clock engine.Clock) error {
 		return errors.Join(fmt.Errorf("seed the record from the configuration: %w", err), st.Close(ctx))
 	}
 	if d.tracing == nil {
-		if d.tracer, err = newTracer(ctx, cfg.Tracing); err != nil {
+		if d.tracer, err = newTracer(ctx, cfg.Tracing, d.log); err != nil {
 			return errors.Join(err, st.Close(ctx))
 		}
 		if d.tracer != nil {

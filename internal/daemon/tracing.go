@@ -5,9 +5,11 @@ import (
 	"crypto/tls"
 	"crypto/x509"
 	"fmt"
+	"log/slog"
 	"os"
 	"time"
 
+	"go.opentelemetry.io/otel"
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/exporters/otlp/otlptrace/otlptracegrpc"
 	"go.opentelemetry.io/otel/exporters/otlp/otlptrace/otlptracehttp"
@@ -26,9 +28,10 @@ const tracingFlushTimeout = 5 * time.Second
 // batched and sent over OTLP to its endpoint, under its service name, and
 // sampled by its ratio unless a call continues a caller's trace, whose
 // decision it follows. Nil when tracing is off: nothing is built. The
-// exporter connects lazily, so a collector that is down delays nothing; its
-// errors go to OTel's error handler.
-func newTracer(ctx context.Context, t config.Tracing) (*sdktrace.TracerProvider, error) {
+// exporter connects lazily, so a collector that is down delays nothing; a
+// batch it could not send is a warning in log, where OTel's process-wide
+// error handler is pointed.
+func newTracer(ctx context.Context, t config.Tracing, log *slog.Logger) (*sdktrace.TracerProvider, error) {
 	if !t.Enabled() {
 		return nil, nil
 	}
@@ -36,6 +39,9 @@ func newTracer(ctx context.Context, t config.Tracing) (*sdktrace.TracerProvider,
 	if err != nil {
 		return nil, fmt.Errorf("tracing: %w", err)
 	}
+	otel.SetErrorHandler(otel.ErrorHandlerFunc(func(err error) {
+		log.Warn("spans could not be sent to the tracing endpoint; they are dropped", "endpoint", t.Endpoint, "err", err)
+	}))
 	res := resource.NewSchemaless(attribute.String("service.name", t.ServiceName))
 	return sdktrace.NewTracerProvider(
 		sdktrace.WithBatcher(exp),

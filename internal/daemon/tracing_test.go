@@ -3,9 +3,11 @@ package daemon
 import (
 	"context"
 	"io"
+	"log/slog"
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"strings"
 	"testing"
 	"time"
 
@@ -135,5 +137,30 @@ func TestTracingOffByDefault(t *testing.T) {
 	d := startDaemon(t, testConfig(""), Options{})
 	if d.tracer != nil || d.tracing != nil {
 		t.Fatalf("a daemon without tracing configured has tracer %v and tracing %v", d.tracer, d.tracing)
+	}
+}
+
+// TestTracingFailureIsLogged: a collector that refuses the spans costs the
+// calls nothing and the stop nothing; the dropped spans are a warning in
+// governord's log.
+func TestTracingFailureIsLogged(t *testing.T) {
+	refuse := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		http.Error(w, "no", http.StatusBadRequest)
+	}))
+	defer refuse.Close()
+	cfg := testConfig("")
+	cfg.Tracing = config.Tracing{Endpoint: refuse.Listener.Addr().String(), Protocol: "http", Insecure: true, SampleRatio: 1, ServiceName: "governord"}
+	var log syncBuffer
+	d := startDaemon(t, cfg, Options{Logger: slog.New(slog.NewTextHandler(&log, nil))})
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	if err := newJSONAPI(d.URL()).consume(ctx, testTeamKey, uint64(d.tenants["team-a"]), "http", 1); err != nil {
+		t.Fatal(err)
+	}
+	if err := d.Stop(ctx); err != nil {
+		t.Fatalf("stop: %v; a collector that refuses spans must not fail it", err)
+	}
+	if !strings.Contains(log.String(), "spans could not be sent to the tracing endpoint; they are dropped") {
+		t.Fatalf("the log says nothing of the dropped spans:\n%s", log.String())
 	}
 }
