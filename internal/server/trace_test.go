@@ -4,6 +4,7 @@ import (
 	"context"
 	"net/http"
 	"testing"
+	"time"
 
 	"connectrpc.com/connect"
 	"go.opentelemetry.io/otel/attribute"
@@ -11,6 +12,7 @@ import (
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	"go.opentelemetry.io/otel/sdk/trace/tracetest"
 	"go.opentelemetry.io/otel/trace"
+	"google.golang.org/protobuf/types/known/durationpb"
 
 	"governor.dev/governor/internal/engine"
 	governorv1 "governor.dev/governor/internal/gen/governor/v1"
@@ -264,5 +266,48 @@ func TestTraceOffAllocatesNothing(t *testing.T) {
 	})
 	if allocs != 0 {
 		t.Fatalf("an untraced call allocates %v times for tracing, want 0", allocs)
+	}
+}
+
+// TestTraceRateDecisions: a consume booked for later under a rate cap says
+// scheduled with its wait; one beyond max_wait says refused by the rate
+// cap on the job, with the wait it needed.
+func TestTraceRateDecisions(t *testing.T) {
+	e, exp := tracedEnv(t)
+	ctx := context.Background()
+	cl, _ := e.session(keyA)
+	perMinute := &governorv1.Rate{Limit: 10, Period: durationpb.New(time.Minute), Burst: 1, Algorithm: governorv1.RateAlgorithm_RATE_ALGORITHM_LEAKY_BUCKET}
+	job, err := cl.CreateNode(ctx, connect.NewRequest(&governorv1.CreateNodeRequest{Spec: &governorv1.NodeSpec{Name: "job", Rates: map[string]*governorv1.Rate{"vendor": perMinute}}}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	id := job.Msg.Node.Id
+	consume := func(wait time.Duration) error {
+		return call(cl.Consume(ctx, connect.NewRequest(&governorv1.ConsumeRequest{NodeId: id, Resource: "vendor", Amount: 1, MaxWait: durationpb.New(wait)})))
+	}
+	for _, wait := range []time.Duration{time.Second, 10 * time.Second, time.Second} {
+		_ = consume(wait) // admitted, scheduled at +6s, refused (needs 12s)
+	}
+	var decided []map[attribute.Key]attribute.Value
+	for _, s := range exp.GetSpans() {
+		if s.Name == "governor.v1.GovernorService/Consume" {
+			decided = append(decided, attrs(s))
+		}
+	}
+	if len(decided) != 3 {
+		t.Fatalf("want three Consume spans, got %d", len(decided))
+	}
+	want := []map[attribute.Key]attribute.Value{
+		{AttrDecision: attribute.StringValue(DecisionGranted)},
+		{AttrDecision: attribute.StringValue(DecisionScheduled), AttrRetryAfter: attribute.Int64Value(6000)},
+		{AttrDecision: attribute.StringValue(DecisionRefused), AttrRefusedBy: attribute.StringValue("rate"),
+			AttrRefusedNode: attribute.Int64Value(int64(id)), AttrRetryAfter: attribute.Int64Value(12000)},
+	}
+	for i, w := range want {
+		for k, v := range w {
+			if decided[i][k] != v {
+				t.Errorf("consume %d: %s = %v, want %v", i, k, decided[i][k].Emit(), v.Emit())
+			}
+		}
 	}
 }
