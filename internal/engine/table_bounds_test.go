@@ -215,10 +215,10 @@ func TestBoundsAfterRestart(t *testing.T) {
 		must(t, replayed.Replay(ev))
 	}
 	for way, e := range map[string]*Engine{"snapshot": rebuilt, "events": replayed} {
-		must(t, e.SetBounds(f.cfg))
 		if got := e.Bounds(); got[0].Held != live[0].Held || got[1].Held != live[1].Held {
 			t.Fatalf("rebuilt from %s counts %+v, live %+v", way, got, live)
 		}
+		must(t, e.SetBounds(f.cfg))
 	}
 	for _, e := range []*Engine{f.e, rebuilt, replayed} {
 		_, err := e.Create(&Call{Session: f.ts}, f.tight, Spec{Name: "x"})
