@@ -199,6 +199,9 @@ func (d *Daemon) open(ctx context.Context, clock engine.Clock) error {
 	if d.tenants, err = reconcile(ctx, st, cfg, d.log); err != nil {
 		return errors.Join(fmt.Errorf("seed the record from the configuration: %w", err), st.Close(ctx))
 	}
+	if err := st.Engine.SetBounds(cfg.EngineBounds(d.tenants)); err != nil {
+		return errors.Join(fmt.Errorf("set the tenants' bounds: %w", err), st.Close(ctx))
+	}
 	d.api, err = server.New(server.Options{
 		Store:   st,
 		Keys:    cfg.MatchKey,

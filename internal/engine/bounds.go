@@ -50,12 +50,14 @@ type Bounds [NumBounds]int64
 
 // DefaultBounds are the limits of a tenant the configuration says nothing
 // about: far above what one well-behaved tenant holds, far below what
-// takes governord's memory (a node costs about a kilobyte, so a million is
-// about a gigabyte).
+// takes governord's memory. A node costs about a kilobyte, so a million is
+// about a gigabyte; a name about 200 bytes on each node that carries it,
+// so 100,000 on the tenant node and the root are some 40 MB, and the
+// metrics sum all but a few names of a tenant into one series anyway.
 func DefaultBounds() Bounds {
 	return Bounds{
 		BoundNodes:    1_000_000,
-		BoundNames:    10_000,
+		BoundNames:    100_000,
 		BoundSessions: 10_000,
 		BoundWatches:  100,
 		BoundQueued:   100_000,
