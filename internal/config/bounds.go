@@ -6,7 +6,7 @@ import (
 	"governor.dev/governor/internal/engine"
 )
 
-// Bounds are the most one tenant may hold at once (SPEC §8). A call that
+// Bounds are the most one tenant may hold at once (SPEC §16). A call that
 // would take a tenant past one is refused with ResourceExhausted naming it,
 // and nothing changes. In the top-level block every key is 1 to
 // engine.MaxBound, and a key left out takes its default; in a tenant's
