@@ -58,8 +58,12 @@ func (e *Engine) admitChildLocked(p *node, spec *Spec, charge *Charge) error {
 }
 
 // admitNameLocked checks that naming a resource (res set) or a class on n
-// takes its tenant past no name bound.
+// takes its tenant past no name bound. A name n carries already is held by
+// its tenant: that, the usual case, costs no look-up in the tenant's names.
 func (e *Engine) admitNameLocked(n *node, name string, res bool) error {
+	if res && n.findRes(name) != nil || !res && n.cls[name] != nil {
+		return nil
+	}
 	f := freshNames{u: n.use()}
 	f.add(name, res)
 	return e.boundLocked(n.tenant, BoundNames, f.n)
