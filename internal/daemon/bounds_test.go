@@ -37,7 +37,7 @@ func TestBoundsFromTheFile(t *testing.T) {
 		t.Helper()
 		var ce *callError
 		if !errors.As(err, &ce) || ce.Code != "resource_exhausted" ||
-			!strings.Contains(ce.Message, `Tenant "team-a" is at its bound on nodes: it holds 2, the call would add 1, and the bound is 2`) ||
+			!strings.Contains(ce.Message, `Tenant "team-a" would pass its bound on nodes: it holds 2, the call would add 1, and the bound is 2`) ||
 			!strings.Contains(ce.Message, "bounds.nodes") {
 			t.Fatalf("got %v, want ResourceExhausted naming bounds.nodes, 2 held and a bound of 2", err)
 		}

@@ -97,7 +97,7 @@ type BoundError struct {
 }
 
 func (e *BoundError) Error() string {
-	return fmt.Sprintf("tenant %q is at its bound on %s: it holds %d, the call would add %d, and the bound is %d; "+
+	return fmt.Sprintf("tenant %q would pass its bound on %s: it holds %d, the call would add %d, and the bound is %d; "+
 		"free some, or ask the operator to raise bounds.%s for the tenant in the configuration file",
 		e.Tenant, e.Bound, e.Held, e.Adding, e.Limit, e.Bound)
 }
