@@ -57,3 +57,54 @@ func TestWatchStreamsBound(t *testing.T) {
 	})
 	expect(t, watch(t, ctx, a, &governorv1.WatchNodeRequest{}), "a:ACTIVE")
 }
+
+// TestBoundsOverTheAPI: each bound the engine keeps refuses its call over
+// the API with ResourceExhausted, and the message names the bound.
+func TestBoundsOverTheAPI(t *testing.T) {
+	e := newEnv(t, "")
+	tight := engine.Bounds{engine.BoundNodes: 1, engine.BoundNames: 3, engine.BoundSessions: 2, engine.BoundWatches: 100, engine.BoundQueued: 1}
+	if err := e.store.Engine.SetBounds(engine.BoundsConfig{Default: engine.DefaultBounds(), PerTenant: map[engine.ID]engine.Bounds{e.tenants["a"]: tight}}); err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	a, _ := e.session(keyA)
+	refused := func(bound string, err error) {
+		t.Helper()
+		if code(err) != "resource_exhausted" || !strings.Contains(err.Error(), "bounds."+bound) {
+			t.Fatalf("past the %s bound: got %v, want ResourceExhausted naming bounds.%s", bound, err, bound)
+		}
+	}
+	create(t, a, 0, "t1")
+	_, err := a.CreateNode(ctx, connect.NewRequest(&governorv1.CreateNodeRequest{Spec: &governorv1.NodeSpec{Name: "t2"}}))
+	refused("nodes", err)
+
+	consume := func(resource string) error {
+		_, err := a.Consume(ctx, connect.NewRequest(&governorv1.ConsumeRequest{Resource: resource, Amount: 1}))
+		return err
+	}
+	if err := consume("fresh"); err != nil { // "tokens" and "db" are the other two
+		t.Fatal(err)
+	}
+	refused("names", consume("fresher"))
+
+	acquire := func(ctx context.Context) error {
+		_, err := a.Acquire(ctx, connect.NewRequest(&governorv1.AcquireRequest{Class: "db"}))
+		return err
+	}
+	for range 2 {
+		if err := acquire(ctx); err != nil {
+			t.Fatal(err)
+		}
+	}
+	waiting, stop := context.WithCancel(ctx)
+	done := make(chan error, 1)
+	go func() { done <- acquire(waiting) }()
+	eventually(t, "one acquire queued", func() bool { return e.store.Engine.Stats().Waiting["db"] == 1 })
+	refused("queued_acquires", acquire(ctx))
+	stop()
+	<-done
+
+	e.session(keyA)
+	_, err = e.client(keyA).OpenSession(ctx, connect.NewRequest(&governorv1.OpenSessionRequest{}))
+	refused("sessions", err)
+}
