@@ -58,6 +58,9 @@ type Config struct {
 	Log Log `yaml:"log"`
 	// Gubernator configures the Gubernator-compatible API.
 	Gubernator Gubernator `yaml:"gubernator"`
+	// Bounds are the most each tenant may hold at once; a tenant's own
+	// block raises or lowers them for it.
+	Bounds Bounds `yaml:"bounds"`
 	// Dashboard serves the browser dashboard under /ui/ on the API's
 	// port. It holds no secret: it signs in with an API key like any
 	// client. Default true.
@@ -105,6 +108,8 @@ type Tenant struct {
 	// Defaults seed the caps of the tenant's new children when the record
 	// has none for the tenant.
 	Defaults Defaults `yaml:"defaults"`
+	// Bounds override the top-level bounds for this tenant, key by key.
+	Bounds Bounds `yaml:"bounds"`
 }
 
 // Defaults are the caps a node gives each new child, and the defaults that
@@ -204,6 +209,7 @@ func base() *Config {
 		Gubernator: Gubernator{Resource: DefaultGubernatorResource, IdleTTL: DefaultGubernatorIdleTTL},
 		Dashboard:  true,
 		Tracing:    defaultTracing(),
+		Bounds:     boundsFrom(engine.DefaultBounds()),
 	}
 }
 

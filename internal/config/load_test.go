@@ -52,6 +52,8 @@ func TestExampleFileLoads(t *testing.T) {
 		{"root http rate", c.Root.Rates["http"], Rate{Limit: 3000, Per: time.Minute, Algorithm: "leaky_bucket", Burst: 100}},
 		{"team-a daily tool calls", c.Tenants[0].Rates["tool_calls"], Rate{Limit: 5000, Calendar: "day", Zone: "Europe/Paris"}},
 		{"max schedule wait", c.MaxScheduleWait, 5 * time.Minute},
+		{"bounds", c.Bounds, boundsFrom(engine.DefaultBounds())},
+		{"team-b sessions bound", c.Tenants[1].Bounds, Bounds{Sessions: 20000}},
 	}
 	for _, ch := range checks {
 		if ch.got != ch.want {

@@ -37,7 +37,7 @@ func TestMistakes(t *testing.T) {
 		{"not a mapping", "hello\n", nil,
 			`g.yaml:1: must be a mapping of keys, got "hello"`},
 		{"unknown key", "listen: 127.0.0.1:1\nlsten: x\n", nil,
-			"g.yaml:2: lsten: unknown key; allowed here: listen, metrics_listen, allow_plaintext, tls, database_url, admin_key, root, tenants, adaptive, sessions, reap_interval, retention, max_schedule_wait, snapshot_every, commit, log, gubernator, dashboard, tracing"},
+			"g.yaml:2: lsten: unknown key; allowed here: listen, metrics_listen, allow_plaintext, tls, database_url, admin_key, root, tenants, adaptive, sessions, reap_interval, retention, max_schedule_wait, snapshot_every, commit, log, gubernator, bounds, dashboard, tracing"},
 		{"unknown nested key", "tls:\n  cert: a.pem\n", nil,
 			"g.yaml:2: tls.cert: unknown key; allowed here: cert_file, key_file"},
 		{"duplicate key", "log:\n  level: info\n  level: debug\n", nil,
@@ -128,6 +128,14 @@ func TestMistakes(t *testing.T) {
 			"g.yaml:4: tenants[0].weight: must be between 1 and 1000, got 0"},
 		{"weight too high", "tenants:\n  - {name: a, api_key: " + keyA + ", weight: 1001}\n", nil,
 			"g.yaml:2: tenants[0].weight: must be between 1 and 1000, got 1001"},
+		{"bound of zero", "bounds:\n  nodes: 0\n", nil,
+			"g.yaml:2: bounds.nodes: must be between 1 and 1099511627776, got 0"},
+		{"bound too high", "bounds: {watch_streams: 1099511627777}\n", nil,
+			"g.yaml:1: bounds.watch_streams: must be between 1 and 1099511627776, got 1099511627777"},
+		{"negative tenant bound", "tenants:\n  - name: a\n    api_key: " + keyA + "\n    bounds:\n      queued_acquires: -1\n", nil,
+			"g.yaml:5: tenants[0].bounds.queued_acquires: must be 1 to 1099511627776, or 0 or left out for the top-level bounds.queued_acquires; got -1"},
+		{"unknown bound", "bounds: {streams: 5}\n", nil,
+			"g.yaml:1: bounds.streams: unknown key; allowed here: nodes, names, sessions, watch_streams, queued_acquires"},
 
 		// Quotas and limits.
 		{"negative quota", "root:\n  quotas:\n    http: -1\n", nil,

@@ -68,6 +68,7 @@ func (c *Config) problems() []Problem {
 	c.checkKeys(k)
 	checkCaps(k, "root", c.Root)
 	c.checkTenants(k)
+	c.checkBounds(k)
 	c.checkAdaptive(k)
 	c.checkTimings(k)
 	c.checkGubernator(k)

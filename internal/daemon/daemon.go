@@ -207,6 +207,9 @@ func (d *Daemon) open(ctx context.Context, clock engine.Clock) error {
 	if d.tenants, err = reconcile(ctx, st, cfg, d.log); err != nil {
 		return errors.Join(fmt.Errorf("seed the record from the configuration: %w", err), st.Close(ctx))
 	}
+	if err := st.Engine.SetBounds(cfg.EngineBounds(d.tenants)); err != nil {
+		return errors.Join(fmt.Errorf("set the tenants' bounds: %w", err), st.Close(ctx))
+	}
 	if d.tracing == nil {
 		if d.tracer, err = newTracer(ctx, cfg.Tracing, d.log); err != nil {
 			return errors.Join(err, st.Close(ctx))

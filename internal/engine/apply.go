@@ -79,7 +79,9 @@ func (e *Engine) applyNodeCreated(ev *Event) error {
 		weight: sp.Weight, priority: sp.Priority, retention: int64(sp.Retention),
 	}
 	if p == e.root {
-		n.tenant = n
+		n.tenant, n.usage = n, newUsage(e.bounds.declared)
+	} else {
+		n.use().add(BoundNodes, 1)
 	}
 	setCaps(n, p.defaults.Quotas, p.defaults.Limits)
 	setCaps(n, sp.Quotas, sp.Limits)
@@ -214,6 +216,7 @@ func (e *Engine) applyNodesRemoved(ev *Event) error {
 
 func (e *Engine) forgetTreeLocked(n *node) {
 	delete(e.nodes, n.id)
+	nodeGone(n)
 	e.endedNodes--
 	for _, rs := range n.res {
 		if rs.rate != nil {

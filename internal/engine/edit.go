@@ -54,6 +54,9 @@ func (e *Engine) setCapWith(c *Call, kind Kind, id ID, key string, value *int64,
 	}
 	h := uint64(newHash(kind).num(int64(id)).str(key).opt(value))
 	return e.edit(c, id, h, false, func(n *node) (*Event, error) {
+		if err := e.admitNameLocked(n, key, kind == KindQuotaSet); err != nil {
+			return nil, err
+		}
 		ev := &Event{Kind: kind, Node: n.id, Name: key}
 		if adj != nil {
 			if !n.limitIs(key, adj.from) {

@@ -42,6 +42,8 @@ type Engine struct {
 	ending  []endCursor // subtrees being ended a step at a time (see ending.go)
 	rescan  bool        // a restore or replay left ending unknown: find it again before the next step
 	endStep int         // nodes a step of ending looks at; 0: defaultEndStep
+
+	bounds bounding // the tenants' limits (see bounds.go)
 }
 
 // Options are what an engine is built with.
@@ -79,6 +81,7 @@ func newEngine(opts Options) *Engine {
 		leases:   make(map[ID]*lease),
 		tombs:    make(map[ID]tombstone),
 		queues:   make(map[string]*classQueue),
+		bounds:   bounding{def: DefaultBounds()},
 	}
 }
 

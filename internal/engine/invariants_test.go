@@ -13,7 +13,7 @@ import (
 func checkState(e *Engine) error {
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	for _, check := range []func(*Engine) error{checkI2Usage, checkI3Held, checkI6Leases, checkI7Ended, checkI8WorkConserving, checkI11Owners, checkIDs, checkStats, checkChildOrder} {
+	for _, check := range []func(*Engine) error{checkI2Usage, checkI3Held, checkI6Leases, checkI7Ended, checkI8WorkConserving, checkI11Owners, checkIDs, checkStats, checkChildOrder, checkBounds} {
 		if err := check(e); err != nil {
 			return err
 		}

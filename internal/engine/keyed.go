@@ -34,6 +34,9 @@ func (e *Engine) ConsumeKeyed(c *Call, k KeyedLimit, n int64, o ConsumeOptions) 
 	if err != nil {
 		return ConsumeResult{}, err
 	}
+	if err := e.admitKeyedLocked(p, &k); err != nil {
+		return ConsumeResult{}, err
+	}
 	group, err := e.keyNodeLocked(s, p, k.Group, nil, now)
 	if err != nil {
 		return ConsumeResult{}, err

@@ -181,6 +181,7 @@ func (e *Engine) forgetKeyLocked(n *node) {
 	}
 	p.disown(n)
 	delete(e.nodes, n.id)
+	nodeGone(n)
 	e.dirty.nodes = append(e.dirty.nodes, n.id)
 	e.markNode(p)
 }

@@ -127,9 +127,15 @@ func (e *Engine) Acquire(c *Call, id ID, class string, maxHold time.Duration) (L
 	if err := n.activeErr(); err != nil {
 		return LeaseInfo{}, nil, err
 	}
+	if err := e.admitNameLocked(n, class, false); err != nil {
+		return LeaseInfo{}, nil, err
+	}
 	if fitsLocked(n, class) {
 		id := e.grantLocked(s, n, class, int64(maxHold), c.Request, h, now)
 		return e.leases[id].info(), nil, nil
+	}
+	if err := e.boundLocked(n.tenant, BoundQueued, 1); err != nil {
+		return LeaseInfo{}, nil, err
 	}
 	w := e.enqueueLocked(s, n, class, int64(maxHold), c.Request, h)
 	return LeaseInfo{}, w, nil

@@ -36,6 +36,8 @@ type node struct {
 	owner      ID   // the session whose end ends this node; 0: none (detached, or made without a session)
 	ownerEnded bool // it ended because its owner's session ended
 
+	usage *tenantUsage // a tenant node's counts against its bounds (see tenantuse.go); nil on others
+
 	scoped int  // live sessions scoped to this node
 	dirty  bool // changed since the last snapshot capture
 }
@@ -89,6 +91,9 @@ func (n *node) resource(r string) *resState {
 		n.res = make(map[string]*resState)
 	}
 	n.res[r] = rs
+	if u := n.use(); u != nil {
+		u.carry(u.res, r, 1)
+	}
 	n.hotName, n.hot = r, rs
 	return rs
 }
@@ -101,6 +106,9 @@ func (n *node) class(c string) *classState {
 			n.cls = make(map[string]*classState)
 		}
 		n.cls[c] = cs
+		if u := n.use(); u != nil {
+			u.carry(u.cls, c, 1)
+		}
 	}
 	return cs
 }

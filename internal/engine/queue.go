@@ -103,6 +103,7 @@ func (e *Engine) enqueueLocked(s *session, n *node, class string, maxHold int64,
 	w.grp = g
 	g.n++
 	tq.waiters++
+	n.use().add(BoundQueued, 1)
 	w.at = len(s.waiters)
 	s.waiters = append(s.waiters, w)
 	return w
@@ -127,6 +128,7 @@ func (e *Engine) removeWaiterLocked(w *Waiter) {
 	w.prev, w.next = nil, nil
 	g.n--
 	g.tq.waiters--
+	w.node.use().add(BoundQueued, -1)
 	switch {
 	case g.n == 0:
 		e.dropGroupLocked(g)

@@ -20,6 +20,9 @@ func (e *Engine) SetRate(c *Call, id ID, resource string, rate *Rate) error {
 	}
 	h := uint64(newHash(KindRateSet).num(int64(id)).str(resource).rate(rate))
 	return e.edit(c, id, h, false, func(n *node) (*Event, error) {
+		if err := e.admitNameLocked(n, resource, true); err != nil {
+			return nil, err
+		}
 		ev := &Event{Kind: KindRateSet, Node: n.id, Name: resource}
 		if rate != nil {
 			r := *rate

@@ -37,6 +37,7 @@ func Restore(opts Options, st *Snapshot) (*Engine, error) {
 	for _, l := range e.leases {
 		l.cs = l.node.classChain(l.class)
 	}
+	e.recountLocked()
 	return e, nil
 }
 

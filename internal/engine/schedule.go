@@ -150,6 +150,9 @@ func (e *Engine) ConsumeWith(c *Call, id ID, resource string, n int64, o Consume
 	if err := nd.activeErr(); err != nil {
 		return ConsumeResult{}, err
 	}
+	if err := e.admitNameLocked(nd, resource, true); err != nil {
+		return ConsumeResult{}, err
+	}
 	return e.admitLocked(s, c, h, nd, resource, n, now, o)
 }
 

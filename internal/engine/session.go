@@ -58,6 +58,9 @@ func (e *Engine) OpenSession(c *Call, scope ID, ttl time.Duration, token [32]byt
 	if _, dup := e.tokens[token]; dup {
 		return SessionInfo{}, invalid("token", "a session with this token exists already")
 	}
+	if err := e.boundLocked(n.tenant, BoundSessions, 1); err != nil {
+		return SessionInfo{}, err
+	}
 	ev := &Event{Kind: KindSessionOpened, Target: e.next, Node: scope, TTL: int64(ttl), Token: token[:]}
 	e.emitLocked(ev, now)
 	return e.sessions[ev.Target].info(), nil
@@ -148,6 +151,7 @@ func (e *Engine) applySessionOpened(ev *Event) error {
 	}
 	e.next = ev.Target + 1
 	scope.scoped++
+	scope.use().add(BoundSessions, 1)
 	e.sessions[s.id] = s
 	e.tokens[s.token] = s
 	if s.ttl > 0 {
@@ -173,6 +177,7 @@ func (e *Engine) applySessionEnded(ev *Event) error {
 		e.failWaiterLocked(s.waiters[n-1], ErrSessionEnded)
 	}
 	s.scope.scoped--
+	s.scope.use().add(BoundSessions, -1)
 	delete(e.sessions, s.id)
 	delete(e.tokens, s.token)
 	e.dirty.sessions = append(e.dirty.sessions, s.id)

@@ -191,6 +191,9 @@ func (e *Engine) create(c *Call, parent ID, spec Spec, charge *Charge, ensure bo
 			return NodeInfo{}, false, err
 		}
 	}
+	if err := e.admitChildLocked(p, &spec, charge); err != nil {
+		return NodeInfo{}, false, err
+	}
 	spec.Quotas, spec.Limits, spec.Rates = copyCaps(spec.Quotas), copyCaps(spec.Limits), copyRates(spec.Rates) // the event shares nothing with the caller
 	if charge != nil {
 		ch := *charge

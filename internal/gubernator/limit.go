@@ -61,6 +61,7 @@ func (l *EngineLimiter) keyed(c Check) engine.KeyedLimit {
 func refusal(c Check, err error) (Verdict, error) {
 	var d *engine.DeniedError
 	var inv *engine.InvalidError
+	var bound *engine.BoundError
 	switch {
 	case errors.As(err, &d):
 		v := Verdict{Status: gubernatorv1.Status_OVER_LIMIT, Limit: c.Limit, Remaining: d.Remaining}
@@ -83,6 +84,8 @@ func refusal(c Check, err error) (Verdict, error) {
 	case errors.As(err, &inv):
 		field, _ := strings.CutPrefix(inv.Field, "rate.")
 		return Verdict{}, &RequestError{Message: fmt.Sprintf("%s: %s.", field, inv.Problem)}
+	case errors.As(err, &bound):
+		return Verdict{}, &RequestError{Message: bound.Error() + "."}
 	case errors.Is(err, engine.ErrNodeEnded):
 		return Verdict{}, &RequestError{Message: "this rate limit's node in the tree has ended (it or its tenant was cancelled or closed); it can be used again once the tree forgets it, after the node retention."}
 	}

@@ -178,7 +178,7 @@ func value(fams map[string]*dto.MetricFamily, name string, labels ...string) (fl
 // configuration bounds.
 func series(t testing.TB, fams map[string]*dto.MetricFamily) int {
 	t.Helper()
-	allowed := map[string]bool{"method": true, "code": true, "kind": true, "tenant": true, "class": true, "resource": true}
+	allowed := map[string]bool{"method": true, "code": true, "kind": true, "tenant": true, "class": true, "resource": true, "bound": true}
 	n := 0
 	for name, f := range fams {
 		if !strings.HasPrefix(name, "governor_") {
@@ -187,7 +187,7 @@ func series(t testing.TB, fams map[string]*dto.MetricFamily) int {
 		for _, m := range f.GetMetric() {
 			for _, lp := range m.GetLabel() {
 				if !allowed[lp.GetName()] {
-					t.Errorf("%s has label %s=%q: labels are methods, codes, kinds, tenants, classes and resources only",
+					t.Errorf("%s has label %s=%q: labels are methods, codes, kinds, tenants, classes, resources and bounds only",
 						name, lp.GetName(), lp.GetValue())
 				}
 			}

@@ -197,6 +197,8 @@ func (failing) Describe(*engine.Call, engine.ID, *engine.Page) (engine.NodeInfo,
 }
 func (failing) Stats() engine.Stats { return engine.Stats{} }
 
+func (failing) Bounds() []engine.TenantBounds { return nil }
+
 // TestUnreadableTreeIsAnError: a tree that cannot be read makes the scrape
 // fail rather than report zeros.
 func TestUnreadableTreeIsAnError(t *testing.T) {

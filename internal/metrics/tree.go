@@ -11,6 +11,7 @@ import (
 type tree interface {
 	Describe(c *engine.Call, id engine.ID, page *engine.Page) (engine.NodeInfo, []engine.NodeInfo, engine.ID, error)
 	Stats() engine.Stats
+	Bounds() []engine.TenantBounds
 }
 
 var _ tree = (*engine.Engine)(nil)
@@ -23,6 +24,7 @@ type treeCollector struct {
 	waiting, rootHeld, rootLimit, rootUsed, rootQuota *prometheus.Desc
 	tenantUsed, tenantQuota, tenantHeld, tenantLimit  *prometheus.Desc
 	nodes, sessions                                   *prometheus.Desc
+	boundHeld, boundLimit, boundRefused               *prometheus.Desc
 }
 
 var _ prometheus.Collector = (*treeCollector)(nil)
@@ -44,6 +46,10 @@ func newTreeCollector(t tree) *treeCollector {
 		tenantLimit: d("governor_tenant_lease_limit", "A tenant's concurrency limit, by class.", "tenant", "class"),
 		nodes:       d("governor_nodes", "Nodes in the tree, ended ones kept for retention included."),
 		sessions:    d("governor_sessions", "Open sessions: connected workers."),
+		boundHeld:   d("governor_tenant_bound_held", "What a tenant holds of each of its bounds (nodes, names, sessions, watch_streams, queued_acquires).", "tenant", "bound"),
+		boundLimit:  d("governor_tenant_bound_limit", "A tenant's bound: the most it may hold.", "tenant", "bound"),
+		boundRefused: d("governor_tenant_bound_refusals_total", "Calls refused because they would take a tenant past a bound, since governord started.",
+			"tenant", "bound"),
 	}
 }
 
@@ -52,6 +58,7 @@ func (c *treeCollector) Describe(ch chan<- *prometheus.Desc) {
 	for _, d := range []*prometheus.Desc{
 		c.waiting, c.rootHeld, c.rootLimit, c.rootUsed, c.rootQuota,
 		c.tenantUsed, c.tenantQuota, c.tenantHeld, c.tenantLimit, c.nodes, c.sessions,
+		c.boundHeld, c.boundLimit, c.boundRefused,
 	} {
 		ch <- d
 	}
@@ -86,6 +93,27 @@ func (c *treeCollector) Collect(ch chan<- prometheus.Metric) {
 	c.caps(ch, root, c.rootUsed, c.rootQuota, c.rootHeld, c.rootLimit)
 	for _, t := range newestByName(kids) {
 		c.caps(ch, t, c.tenantUsed, c.tenantQuota, c.tenantHeld, c.tenantLimit, t.Name)
+	}
+	c.bounds(ch)
+}
+
+// bounds sends each tenant's bounds: what it holds, its limit and the
+// refusals, one series per tenant and bound. Of tenants sharing a name, the
+// newest speaks, as in newestByName.
+func (c *treeCollector) bounds(ch chan<- prometheus.Metric) {
+	newest := make(map[string]engine.TenantBounds)
+	for _, t := range c.tree.Bounds() {
+		if old, seen := newest[t.Name]; !seen || t.Tenant > old.Tenant {
+			newest[t.Name] = t
+		}
+	}
+	for name, t := range newest {
+		for b := range engine.NumBounds {
+			label := b.String()
+			ch <- prometheus.MustNewConstMetric(c.boundHeld, prometheus.GaugeValue, float64(t.Held[b]), name, label)
+			ch <- prometheus.MustNewConstMetric(c.boundLimit, prometheus.GaugeValue, float64(t.Limit[b]), name, label)
+			ch <- prometheus.MustNewConstMetric(c.boundRefused, prometheus.CounterValue, float64(t.Refused[b]), name, label)
+		}
 	}
 }
 

@@ -37,6 +37,7 @@ func toConnect(err error) error {
 	var inv *engine.InvalidError
 	var denied *engine.DeniedError
 	var lease *engine.LeaseError
+	var bound *engine.BoundError
 	switch {
 	case err == nil:
 		return nil
@@ -52,6 +53,8 @@ func toConnect(err error) error {
 		return withDetail(connect.CodeResourceExhausted, sentence(denied.Error()), denial(denied))
 	case errors.As(err, &lease):
 		return leaseError(lease)
+	case errors.As(err, &bound):
+		return connect.NewError(connect.CodeResourceExhausted, errors.New(sentence(bound.Error())))
 	case errors.Is(err, engine.ErrRequestMismatch):
 		return withDetail(connect.CodeInvalidArgument, msgMismatch,
 			&governorv1.BadField{Field: "request_id", Allowed: "a new id for a call with different arguments"})

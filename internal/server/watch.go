@@ -32,6 +32,11 @@ func (s *Server) WatchNode(ctx context.Context, req *connect.Request[governorv1.
 	if err := s.room(ctx); err != nil {
 		return err
 	}
+	slot, err := s.eng.HoldWatch(&engine.Call{Session: p.session})
+	if err != nil {
+		return toConnect(err)
+	}
+	defer s.eng.FreeWatch(slot)
 	c := &engine.Call{Session: p.session}
 	inf, _, _, err := s.eng.Describe(c, engine.ID(m.NodeId), nil)
 	if err := s.settle(ctx, c.Seq, err); err != nil {
