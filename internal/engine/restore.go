@@ -155,7 +155,8 @@ func (e *Engine) restoreSessions(recs []SessionRec) error {
 }
 
 // restoreOwners puts every active owned node on its session's list. An
-// owned node outlived its session only in a damaged snapshot.
+// owned node outlives its session only beneath a subtree still ending in
+// steps (endSessionLocked leaves it to them), or in a damaged snapshot.
 func (e *Engine) restoreOwners() error {
 	for _, n := range e.nodes {
 		if n.owner == 0 || n.state != Active {
@@ -165,6 +166,9 @@ func (e *Engine) restoreOwners() error {
 			continue
 		}
 		s := e.sessions[n.owner]
+		if s == nil && n.endedAbove() {
+			continue // its session ended while a step ending its subtree was still to come: left to that step
+		}
 		if s == nil {
 			return corrupt("snapshot node %d is active but its owner session %d has ended", n.id, n.owner)
 		}

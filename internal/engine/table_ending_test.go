@@ -177,3 +177,31 @@ func TestNarrowSubtreeEndsInOneEvent(t *testing.T) {
 		t.Fatalf("cancelling two nodes emitted %d events, the first %s; want one node_ended", len(evs), evs[0].Kind)
 	}
 }
+
+// TestOwnerEndsBeforeTheStepReachesItsNode: the session that made the nodes
+// beneath p closes between two steps of p's ending. The nodes still to come
+// are left to the steps, active with an owner that has ended; a snapshot
+// taken then loads, and the steps end them as they would have.
+func TestOwnerEndsBeforeTheStepReachesItsNode(t *testing.T) {
+	w := newSteppedWorld(t)
+	f := w.f
+	f.clock.Advance(2 * time.Second)
+	ended := f.describe(w.p).Ended
+	if f.e.nodes[w.kids[11]].state != Active {
+		t.Fatal("c11 ended in the first step; the test wants it still to come")
+	}
+	must(t, f.e.CloseSession(&Call{Session: w.s}))
+	if n := f.e.nodes[w.kids[11]]; n.state != Active || f.e.sessions[n.owner] != nil {
+		t.Fatalf("c11 after its owner closed: %v, owner %d still open: %v; want active under a closed owner", n.state, n.owner, f.e.sessions[n.owner] != nil)
+	}
+	must(t, checkState(f.e))
+	r, err := Restore(Options{Clock: f.clock, Sink: &recorder{}}, f.e.Dump())
+	must(t, err)
+	r.endStep = 4
+	must(t, checkState(r))
+	for _, e := range []*Engine{f.e, r} {
+		e.Reap(f.sys())
+		wantEnded(t, e, w, ended)
+		must(t, checkState(e))
+	}
+}
