@@ -105,15 +105,15 @@ type TombRec struct {
 func (n *node) record() NodeRec {
 	r := NodeRec{
 		ID: n.id, Name: n.name, State: n.state, Created: n.created, Ended: n.ended,
-		Deadline: n.deadline, Weight: n.weight, Priority: n.priority, Defaults: cloneDefaults(n.defaults),
+		Deadline: n.deadline, Weight: n.weight, Priority: n.priority, Defaults: cloneDefaults(*n.defs()),
 		Retention: n.retention, Keyed: n.keyed, KeyRes: n.keyRes, Owner: n.owner, OwnerEnded: n.ownerEnded,
 	}
 	if n.parent != nil {
 		r.Parent = n.parent.id
 	}
-	if len(n.res) > 0 {
-		r.Res = make(map[string]ResRec, len(n.res))
-		for k, rs := range n.res {
+	if n.res.len() > 0 {
+		r.Res = make(map[string]ResRec, n.res.len())
+		for k, rs := range n.res.all() {
 			rr := ResRec{Capped: rs.capped, Cap: rs.cap, Used: rs.used, Own: rs.own, Settled: rs.settled, Top: rs.top}
 			if rs.rate != nil {
 				rr.Rate = rs.rate.record()
