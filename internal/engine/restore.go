@@ -68,6 +68,9 @@ func (e *Engine) restoreNodes(recs []NodeRec) error {
 			return err
 		}
 		for k, v := range r.Res {
+			if v == nil {
+				return corrupt("snapshot node %d has no record of its resource %q", r.ID, k)
+			}
 			rs := n.resource(k)
 			*rs = resState{capped: v.Capped, cap: v.Cap, used: v.Used, own: v.Own, settled: v.Settled, top: v.Top}
 			if v.Rate != nil {
