@@ -14,8 +14,6 @@ type node struct {
 	eff      int64 // effective deadline: min of own and the parent's, 0 if none
 
 	res      resSet                 // quotas and usage, by resource
-	hotName  string                 // the resource last looked up in res
-	hot      *resState              // its state: entries of res are never replaced or deleted
 	cls      map[string]*classState // limits, leases held and queue links, by class
 	defaults *Defaults              // nil: none; its maps may be shared with other nodes, so it is replaced, never written
 
@@ -33,6 +31,7 @@ type node struct {
 	weight     int32
 	priority   int32
 	scoped     int32 // live sessions scoped to this node
+	hot        int32 // the place in res.list of the resource last looked up: entries keep their places
 	state      State
 	keyed      Keyed // the part it plays for ConsumeKeyed
 	ownerEnded bool  // it ended because its owner's session ended
@@ -68,14 +67,16 @@ type classState struct {
 // looks up the same resource on every node, usually the one it looked up
 // last, so that one is kept aside.
 func (n *node) findRes(r string) *resState {
-	if n.hot != nil && n.hotName == r {
-		return n.hot
+	list := n.res.list
+	if h := int(n.hot); h < len(list) && list[h].name == r {
+		return list[h].rs
 	}
-	rs := n.res.get(r)
-	if rs != nil {
-		n.hotName, n.hot = r, rs
+	i := n.res.find(r)
+	if i < 0 {
+		return nil
 	}
-	return rs
+	n.hot = int32(i)
+	return list[i].rs
 }
 
 // resource returns n's state of resource r, creating it if need be.
@@ -85,7 +86,7 @@ func (n *node) resource(r string) *resState {
 	}
 	rs := &resState{}
 	n.res.add(r, rs)
-	n.hotName, n.hot = r, rs
+	n.hot = int32(n.res.len() - 1)
 	return rs
 }
 

@@ -11,8 +11,8 @@ const resIndexAt = 8
 // deleted, so a *resState taken from it stays the node's. The zero value is
 // empty.
 type resSet struct {
-	list  []resEntry           // in the order the resources came
-	index map[string]*resState // the same entries, once list is longer than resIndexAt; nil before
+	list  []resEntry       // in the order the resources came; an entry keeps its place
+	index map[string]int32 // each entry's place in list, once list is longer than resIndexAt; nil before
 }
 
 type resEntry struct {
@@ -22,15 +22,26 @@ type resEntry struct {
 
 // get returns resource r's state, nil if the set has none.
 func (s *resSet) get(r string) *resState {
+	if i := s.find(r); i >= 0 {
+		return s.list[i].rs
+	}
+	return nil
+}
+
+// find returns resource r's place in list, -1 if the set has none.
+func (s *resSet) find(r string) int {
 	if s.index != nil {
-		return s.index[r]
+		if i, ok := s.index[r]; ok {
+			return int(i)
+		}
+		return -1
 	}
 	for i := range s.list {
 		if s.list[i].name == r {
-			return s.list[i].rs
+			return i
 		}
 	}
-	return nil
+	return -1
 }
 
 // add puts rs in as resource r, which the set must not hold.
@@ -38,11 +49,11 @@ func (s *resSet) add(r string, rs *resState) {
 	s.list = append(s.list, resEntry{r, rs})
 	switch {
 	case s.index != nil:
-		s.index[r] = rs
+		s.index[r] = int32(len(s.list) - 1)
 	case len(s.list) > resIndexAt:
-		s.index = make(map[string]*resState, len(s.list))
-		for _, en := range s.list {
-			s.index[en.name] = en.rs
+		s.index = make(map[string]int32, len(s.list))
+		for i, en := range s.list {
+			s.index[en.name] = int32(i)
 		}
 	}
 }
