@@ -14,6 +14,7 @@ type node struct {
 	eff      int64 // effective deadline: min of own and the parent's, 0 if none
 
 	res      resSet                 // quotas and usage, by resource
+	hot      *resEntry              // the entry of res last looked up (see findRes)
 	cls      map[string]*classState // limits, leases held and queue links, by class
 	defaults *Defaults              // nil: none; its maps may be shared with other nodes, so it is replaced, never written
 
@@ -31,7 +32,6 @@ type node struct {
 	weight     int32
 	priority   int32
 	scoped     int32 // live sessions scoped to this node
-	hot        int32 // the place in res.list of the resource last looked up: entries keep their places
 	state      State
 	keyed      Keyed // the part it plays for ConsumeKeyed
 	ownerEnded bool  // it ended because its owner's session ended
@@ -65,18 +65,26 @@ type classState struct {
 
 // findRes returns n's state of resource r, nil if it has none. A chain walk
 // looks up the same resource on every node, usually the one it looked up
-// last, so that one is kept aside.
+// last, so that one's entry is kept aside. It is small enough to inline,
+// which the chain walks of every consume count on; the search is seekRes,
+// kept out of line for that.
 func (n *node) findRes(r string) *resState {
-	list := n.res.list
-	if h := int(n.hot); h < len(list) && list[h].name == r {
-		return list[h].rs
+	if h := n.hot; h != nil && h.name == r {
+		return h.rs
 	}
+	return n.seekRes(r)
+}
+
+// seekRes searches n's resources for r and keeps its entry aside.
+//
+//go:noinline
+func (n *node) seekRes(r string) *resState {
 	i := n.res.find(r)
 	if i < 0 {
 		return nil
 	}
-	n.hot = int32(i)
-	return list[i].rs
+	n.hot = &n.res.list[i]
+	return n.hot.rs
 }
 
 // resource returns n's state of resource r, creating it if need be.
@@ -86,7 +94,7 @@ func (n *node) resource(r string) *resState {
 	}
 	rs := &resState{}
 	n.res.add(r, rs)
-	n.hot = int32(n.res.len() - 1)
+	n.hot = &n.res.list[n.res.len()-1]
 	return rs
 }
 

@@ -7,11 +7,12 @@ import "iter"
 // costs about ten times a list's.
 const resIndexAt = 8
 
-// resSet is a node's resources by name. An entry is never replaced or
-// deleted, so a *resState taken from it stays the node's. The zero value is
-// empty.
+// resSet is a node's resources by name. An entry is never changed, moved
+// within the list or deleted once added, so a *resState taken from it stays
+// the node's, and so does a *resEntry, even one into the array the list had
+// before it grew. The zero value is empty.
 type resSet struct {
-	list  []resEntry       // in the order the resources came; an entry keeps its place
+	list  []resEntry       // in the order the resources came
 	index map[string]int32 // each entry's place in list, once list is longer than resIndexAt; nil before
 }
 
