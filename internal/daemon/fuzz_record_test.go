@@ -364,8 +364,8 @@ func checkCounters(t *testing.T, st *engine.Snapshot) {
 			if rs.Used < 0 || rs.Own < 0 || rs.Settled < 0 || rs.Cap < 0 {
 				t.Fatalf("node %d has a negative count of %s: %+v", n.ID, r, rs)
 			}
-			if p != nil && p.Res[r].Used < rs.Used {
-				t.Fatalf("node %d used %d of %s, more than its parent's %d", n.ID, rs.Used, r, p.Res[r].Used)
+			if pu := usedOf(p, r); p != nil && pu < rs.Used {
+				t.Fatalf("node %d used %d of %s, more than its parent's %d", n.ID, rs.Used, r, pu)
 			}
 		}
 		for c, cs := range n.Cls {
@@ -379,4 +379,12 @@ func checkCounters(t *testing.T, st *engine.Snapshot) {
 			t.Fatalf("lease %d runs out at %d, before it was granted at %d", l.ID, l.Until, l.Granted)
 		}
 	}
+}
+
+// usedOf is what n has used of resource r: 0 if n is nil or holds no r.
+func usedOf(n *engine.NodeRec, r string) int64 {
+	if n == nil || n.Res[r] == nil {
+		return 0
+	}
+	return n.Res[r].Used
 }

@@ -83,16 +83,17 @@ func (e *Engine) applyNodeCreated(ev *Event) error {
 	} else {
 		n.use().add(BoundNodes, 1)
 	}
-	setCaps(n, p.defaults.Quotas, p.defaults.Limits)
+	d := p.defs()
+	setCaps(n, d.Quotas, d.Limits)
 	setCaps(n, sp.Quotas, sp.Limits)
-	if err := e.setRatesLocked(n, p.defaults.Rates); err != nil {
+	if err := e.setRatesLocked(n, d.Rates); err != nil {
 		return corrupt("event %d: %v", ev.Seq, err)
 	}
 	if err := e.setRatesLocked(n, sp.Rates); err != nil {
 		return corrupt("event %d: %v", ev.Seq, err)
 	}
-	if ch := p.defaults.Children; ch != nil {
-		n.defaults = Defaults{Caps: ch.clone()}
+	if ch := d.Children; ch != nil {
+		n.defaults = &Defaults{Caps: *ch} // shares p's maps: neither node writes them
 	}
 	p.adopt(n)
 	e.nodes[n.id] = n
@@ -164,7 +165,7 @@ func (e *Engine) applyNodeEnded(ev *Event) error {
 func (e *Engine) endTreeLocked(n *node, st State, now int64) {
 	e.endNodeLocked(n, st, now)
 	below := belowState(st)
-	for _, ch := range n.children {
+	for ch := range n.order.all() {
 		if ch.state == Active {
 			e.endTreeLocked(ch, below, now)
 		}
@@ -203,7 +204,7 @@ func (e *Engine) applyNodesRemoved(ev *Event) error {
 			return corrupt("event %d removes unknown, root or active node %d", ev.Seq, id)
 		}
 		p := n.parent
-		for r, rs := range n.res {
+		for r, rs := range n.res.all() {
 			prs := p.resource(r)
 			prs.settled += rs.used
 		}
@@ -218,13 +219,13 @@ func (e *Engine) forgetTreeLocked(n *node) {
 	delete(e.nodes, n.id)
 	nodeGone(n)
 	e.endedNodes--
-	for _, rs := range n.res {
+	for _, rs := range n.res.all() {
 		if rs.rate != nil {
 			e.rateCaps--
 		}
 	}
 	e.dirty.nodes = append(e.dirty.nodes, n.id)
-	for _, ch := range n.children {
+	for ch := range n.order.all() {
 		e.forgetTreeLocked(ch)
 	}
 }
@@ -234,7 +235,7 @@ func (e *Engine) applyDefaultsSet(ev *Event) error {
 	if n == nil || ev.Defaults == nil {
 		return corrupt("event %d sets defaults on unknown node %d", ev.Seq, ev.Node)
 	}
-	n.defaults = cloneDefaults(*ev.Defaults)
+	n.defaults = keptDefaults(*ev.Defaults)
 	e.markNode(n)
 	return nil
 }

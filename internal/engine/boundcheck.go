@@ -48,9 +48,9 @@ func (e *Engine) admitChildLocked(p *node, spec *Spec, charge *Charge) error {
 	addKeys(&f, spec.Quotas, true)
 	addKeys(&f, spec.Rates, true)
 	addKeys(&f, spec.Limits, false)
-	addKeys(&f, p.defaults.Quotas, true)
-	addKeys(&f, p.defaults.Rates, true)
-	addKeys(&f, p.defaults.Limits, false)
+	addKeys(&f, p.defs().Quotas, true)
+	addKeys(&f, p.defs().Rates, true)
+	addKeys(&f, p.defs().Limits, false)
 	if charge != nil {
 		f.add(charge.Resource, true)
 	}

@@ -174,8 +174,8 @@ type TenantBounds struct {
 func (e *Engine) Bounds() []TenantBounds {
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	out := make([]TenantBounds, 0, len(e.root.children))
-	for _, t := range e.root.children {
+	out := make([]TenantBounds, 0, e.root.order.len())
+	for t := range e.root.order.all() {
 		out = append(out, TenantBounds{Tenant: t.id, Name: t.name, Held: t.usage.held, Limit: e.limitsLocked(t), Refused: t.usage.refused})
 	}
 	slices.SortFunc(out, func(a, b TenantBounds) int { return cmp.Compare(a.Tenant, b.Tenant) })

@@ -8,7 +8,7 @@ import "fmt"
 func checkBounds(e *Engine) error {
 	want := make(map[*node]*Bounds)
 	names := make(map[*node]map[string]bool)
-	for _, t := range e.root.children {
+	for t := range e.root.order.all() {
 		if t.usage == nil {
 			return fmt.Errorf("bounds: tenant node %d keeps no counts", t.id)
 		}
@@ -23,7 +23,7 @@ func checkBounds(e *Engine) error {
 		if n != n.tenant {
 			w[BoundNodes]++
 		}
-		for r := range n.res {
+		for r := range n.res.all() {
 			if !e.bounds.declared[r] {
 				names[n.tenant]["r:"+r] = true
 			}

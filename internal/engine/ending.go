@@ -61,7 +61,7 @@ func (e *Engine) wide(n *node) bool {
 	for len(stack) > 0 {
 		m := stack[len(stack)-1]
 		stack = stack[:len(stack)-1]
-		for _, ch := range m.children {
+		for ch := range m.order.all() {
 			if left--; left <= 0 {
 				return true
 			}
@@ -100,7 +100,7 @@ func (e *Engine) applyNodesEnded(ev *Event) error {
 // followLocked notes that n's children are to be ended by later steps. In
 // replay the cursors are not kept: the next live step finds them again.
 func (e *Engine) followLocked(n *node) {
-	if len(n.children) == 0 {
+	if n.order.len() == 0 {
 		return
 	}
 	if e.replay {
@@ -119,7 +119,7 @@ func (e *Engine) rescanLocked() {
 		if n.state == Active {
 			continue
 		}
-		for _, ch := range n.children {
+		for ch := range n.order.all() {
 			if ch.state == Active {
 				e.ending = append(e.ending, endCursor{parent: n})
 				break

@@ -46,7 +46,7 @@ func holdersOf(a *node, c string) []Holder {
 				out = append(out, l.holder())
 			}
 		}
-		for _, ch := range n.children {
+		for ch := range n.order.all() {
 			if len(stack)+seen >= maxExplainNodes {
 				break
 			}

@@ -26,6 +26,7 @@ func FuzzDecodeSnapshot(f *testing.F) {
 	f.Add(data)
 	f.Add([]byte(`{"seq":1,"next":2,"nodes":[{"id":1,"name":"root"}]}`))
 	f.Add([]byte(`{"nodes":[{"id":1},{"id":2,"parent":7}]}`))
+	f.Add([]byte(`{"seq":1,"next":2,"nodes":[{"id":1,"name":"root","res":{"http":null}}]}`))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		st, err := DecodeSnapshot(data)
 		if err != nil {

@@ -154,7 +154,7 @@ func (h *history) refusals() int64 {
 	h.e.mu.Lock()
 	defer h.e.mu.Unlock()
 	var n int64
-	for _, t := range h.e.root.children {
+	for t := range h.e.root.order.all() {
 		for _, r := range t.usage.refused {
 			n += int64(r)
 		}

@@ -2,6 +2,7 @@ package engine
 
 import (
 	"fmt"
+	"slices"
 	"time"
 )
 
@@ -54,10 +55,10 @@ func checkI11Owners(e *Engine) error {
 // plus its children's usage, plus what removed children had used.
 func checkI2Usage(e *Engine) error {
 	for _, n := range e.nodes {
-		for r, rs := range n.res {
+		for r, rs := range n.res.all() {
 			sum := rs.own + rs.settled
-			for _, ch := range n.children {
-				if crs := ch.res[r]; crs != nil {
+			for ch := range n.order.all() {
+				if crs := ch.res.get(r); crs != nil {
 					sum += crs.used
 				}
 			}
@@ -65,9 +66,9 @@ func checkI2Usage(e *Engine) error {
 				return fmt.Errorf("I2: node %d uses %d of %s but its parts add to %d", n.id, rs.used, r, sum)
 			}
 		}
-		for _, ch := range n.children {
-			for r, crs := range ch.res {
-				if crs.used > 0 && n.res[r] == nil {
+		for ch := range n.order.all() {
+			for r, crs := range ch.res.all() {
+				if crs.used > 0 && n.res.get(r) == nil {
 					return fmt.Errorf("I2: node %d has no %s usage though child %d used %d", n.id, r, ch.id, crs.used)
 				}
 			}
@@ -140,7 +141,7 @@ func checkI6Leases(e *Engine) error {
 func checkI7Ended(e *Engine) error {
 	for _, n := range e.nodes {
 		if n.parent != nil {
-			if e.nodes[n.parent.id] != n.parent || n.parent.children[n.id] != n {
+			if e.nodes[n.parent.id] != n.parent || !linked(n.parent, n) {
 				return fmt.Errorf("I7: node %d is not linked under its parent", n.id)
 			}
 			if n.eff != minDeadline(n.deadline, n.parent.eff) {
@@ -158,7 +159,7 @@ func checkI7Ended(e *Engine) error {
 				return fmt.Errorf("I7: ended node %d has queued %s acquires", n.id, c)
 			}
 		}
-		for _, ch := range n.children {
+		for ch := range n.order.all() {
 			if ch.state == Active && !stepsReach(e, ch) {
 				return fmt.Errorf("I7: ended node %d has active child %d, and no step of ending will reach it", n.id, ch.id)
 			}
@@ -324,7 +325,7 @@ func (a *auditor) endImplicit(ev *Event) {
 // I1: no consume takes a node on the chain over its cap.
 func (a *auditor) checkQuota(n *node, r string, ev *Event) {
 	for ; n != nil; n = n.parent {
-		if rs := n.res[r]; rs != nil && rs.capped && rs.used > rs.cap {
+		if rs := n.res.get(r); rs != nil && rs.capped && rs.used > rs.cap {
 			a.fail("I1: event %d takes node %d over its %s cap (%d > %d)", ev.Seq, n.id, r, rs.used, rs.cap)
 		}
 	}
@@ -342,7 +343,7 @@ func (a *auditor) checkRate(n *node, r string, ev *Event) {
 		}
 	}
 	for ; n != nil; n = n.parent {
-		b := n.res[r].rate
+		b := n.res.get(r).rate
 		if b == nil {
 			continue
 		}
@@ -409,7 +410,7 @@ func checkStats(e *Engine) error {
 	}
 	rates := 0
 	for _, n := range e.nodes {
-		for _, rs := range n.res {
+		for _, rs := range n.res.all() {
 			if rs.rate != nil {
 				rates++
 			}
@@ -425,8 +426,20 @@ func checkStats(e *Engine) error {
 // node's children, in ascending id order, with the holes counted right and
 // never more than the children.
 func checkChildOrder(e *Engine) error {
+	kids := make(map[*node]int)
 	for _, n := range e.nodes {
-		o := &n.order
+		if n.parent != nil {
+			kids[n.parent]++
+		}
+	}
+	for _, n := range e.nodes {
+		o := n.order
+		if o == nil {
+			if kids[n] != 0 {
+				return fmt.Errorf("node %d has %d children and no order of them", n.id, kids[n])
+			}
+			continue
+		}
 		live, holes := 0, 0
 		for i, ch := range o.kids {
 			if i > 0 && o.ids[i-1] >= o.ids[i] {
@@ -436,14 +449,23 @@ func checkChildOrder(e *Engine) error {
 				holes++
 				continue
 			}
-			if ch.id != o.ids[i] || n.children[ch.id] != ch {
+			if ch.id != o.ids[i] || ch.parent != n || e.nodes[ch.id] != ch {
 				return fmt.Errorf("node %d pages child %d, which is not its child %d", n.id, ch.id, o.ids[i])
 			}
 			live++
 		}
-		if live != len(n.children) || holes != o.holes || len(o.ids) != len(o.kids) || 2*holes > len(o.ids) {
-			return fmt.Errorf("node %d pages %d children with %d holes (counted %d), has %d", n.id, live, holes, o.holes, len(n.children))
+		if live != kids[n] || live != o.len() || holes != o.holes || len(o.ids) != len(o.kids) || 2*holes > len(o.ids) {
+			return fmt.Errorf("node %d pages %d children with %d holes (counted %d), has %d", n.id, live, holes, o.holes, kids[n])
 		}
 	}
 	return nil
+}
+
+// linked reports whether n is among p's children.
+func linked(p, n *node) bool {
+	if p.order == nil {
+		return false
+	}
+	i, found := slices.BinarySearch(p.order.ids, n.id)
+	return found && p.order.kids[i] == n
 }

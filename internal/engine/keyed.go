@@ -45,7 +45,7 @@ func (e *Engine) ConsumeKeyed(c *Call, k KeyedLimit, n int64, o ConsumeOptions) 
 	if err != nil {
 		return ConsumeResult{}, err
 	}
-	if rs := key.res[k.Resource]; rs == nil || rs.rate == nil || rs.rate.Rate != k.Rate {
+	if rs := key.res.get(k.Resource); rs == nil || rs.rate == nil || rs.rate.Rate != k.Rate {
 		r := k.Rate
 		e.emitLocked(e.stampedLocked(s, &Event{Kind: KindRateSet, Node: key.id, Name: k.Resource, Rate: &r}), now)
 	}

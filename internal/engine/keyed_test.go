@@ -80,7 +80,7 @@ func TestKeyedEvents(t *testing.T) {
 		}
 	}
 	group := w.e.nodes[w.tenant].byName["requests_per_sec"]
-	if group == nil || len(group.children) != 2 || group.res["api"].rate != nil {
+	if group == nil || group.order.len() != 2 || group.res.get("api").rate != nil {
 		t.Fatalf("want one group node with two keys and no cap of its own, got %+v", group)
 	}
 }

@@ -61,7 +61,7 @@ func (b *bucket) fullAt() int64 {
 // no lease, waiter or scoped session, and no rate cap but a key node's own.
 // kids is how many children n is to be taken to have.
 func (n *node) keySince(kids int) (int64, bool) {
-	if n.keyed == NotKeyed || n.state != Active || n.endedAbove() || kids > 0 || n.scoped > 0 || !emptyDefaults(&n.defaults) {
+	if n.keyed == NotKeyed || n.state != Active || n.endedAbove() || kids > 0 || n.scoped > 0 || !emptyDefaults(n.defs()) {
 		return 0, false
 	}
 	for _, cs := range n.cls {
@@ -70,7 +70,7 @@ func (n *node) keySince(kids int) (int64, bool) {
 		}
 	}
 	since := n.created
-	for r, rs := range n.res {
+	for r, rs := range n.res.all() {
 		switch {
 		case rs.capped:
 			return 0, false
@@ -116,7 +116,7 @@ func (e *Engine) reapKeysLocked(now int64) {
 		if n == nil || n.state != Active {
 			continue
 		}
-		since, ok := n.keySince(len(n.children))
+		since, ok := n.keySince(n.order.len())
 		switch {
 		case !ok:
 			later = append(later, timerEntry{now, n.id})
@@ -145,7 +145,7 @@ func (e *Engine) withEmptiedGroups(ids []ID, now int64) []ID {
 	}
 	for _, id := range ids {
 		g := e.nodes[id].parent
-		if g.keyed != KeyGroup || gone[g] != len(g.children) {
+		if g.keyed != KeyGroup || gone[g] != g.order.len() {
 			continue
 		}
 		gone[g] = -1 // appended once
@@ -159,7 +159,7 @@ func (e *Engine) withEmptiedGroups(ids []ID, now int64) []ID {
 func (e *Engine) applyKeysForgotten(ev *Event) error {
 	for _, id := range ev.IDs {
 		n := e.nodes[id]
-		if n == nil || e.replay && !e.forgettable(n, len(n.children), ev.Time) { // reapKeysLocked checked a live one
+		if n == nil || e.replay && !e.forgettable(n, n.order.len(), ev.Time) { // reapKeysLocked checked a live one
 			return corrupt("event %d forgets node %d, which is not a key node idle for %s", ev.Seq, id, e.settings.KeyIdle)
 		}
 		e.forgetKeyLocked(n)
@@ -171,7 +171,7 @@ func (e *Engine) applyKeysForgotten(ev *Event) error {
 // stays counted in its parent, as for a removed node.
 func (e *Engine) forgetKeyLocked(n *node) {
 	p := n.parent
-	for r, rs := range n.res {
+	for r, rs := range n.res.all() {
 		if rs.used != 0 {
 			p.resource(r).settled += rs.used
 		}

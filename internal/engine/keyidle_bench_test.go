@@ -54,7 +54,7 @@ func BenchmarkReapIdleKeys(b *testing.B) {
 	b.StopTimer()
 	b.ReportMetric(float64(cpu.Microseconds())/float64(b.N), "cpu-µs/pass")
 	e.mu.Lock()
-	held := len(e.nodes[tenant.ID].byName["requests_per_sec"].children)
+	held := e.nodes[tenant.ID].byName["requests_per_sec"].order.len()
 	e.mu.Unlock()
 	b.ReportMetric(float64(held), "keys_held")
 }

@@ -1,13 +1,17 @@
 package engine
 
-import "slices"
+import (
+	"iter"
+	"slices"
+)
 
 // kidOrder keeps a node's children in id order, so that a page of them is
 // found in O(log n) and copied in O(page) under the engine lock, however many
 // children the node has. Ids only grow, so a new child goes at the end; a
 // removed child leaves a hole, and the holes are squeezed out once they
 // outnumber the children, so removal costs O(log n) amortized. The zero
-// value is empty.
+// value is empty, and so is a nil one to its reading methods (len, all,
+// page): a node has none until its first child.
 type kidOrder struct {
 	ids   []ID    // ascending; a hole keeps its id
 	kids  []*node // kids[i] has id ids[i]; nil for a hole
@@ -60,9 +64,35 @@ func (k *kidOrder) squeeze() {
 	k.ids, k.kids, k.holes = k.ids[:j], k.kids[:j], 0
 }
 
+// len returns how many children k holds.
+func (k *kidOrder) len() int {
+	if k == nil {
+		return 0
+	}
+	return len(k.ids) - k.holes
+}
+
+// all yields the children in id order. The children must not be removed
+// while it runs.
+func (k *kidOrder) all() iter.Seq[*node] {
+	return func(yield func(*node) bool) {
+		if k == nil {
+			return
+		}
+		for _, n := range k.kids {
+			if n != nil && !yield(n) {
+				return
+			}
+		}
+	}
+}
+
 // page returns at most size children with ids above after, in id order, and
 // the id to pass as after for the next page: 0 when no child follows.
 func (k *kidOrder) page(after ID, size int) ([]*node, ID) {
+	if k == nil {
+		return nil, 0
+	}
 	i, found := slices.BinarySearch(k.ids, after)
 	if found {
 		i++

@@ -1,45 +1,43 @@
 package engine
 
-// node is one vertex of the tree. All fields are guarded by Engine.mu.
+// node is one vertex of the tree. All fields are guarded by Engine.mu. A
+// daemon holds a great many of them, most idle leaves, so what only some
+// nodes need is nil until they need it, and the small fields sit together.
 type node struct {
 	id       ID
 	parent   *node
 	tenant   *node // the depth-1 ancestor (or itself); the root's tenant is the root
 	name     string
-	depth    int
-	state    State
 	created  int64
 	ended    int64
 	deadline int64 // own deadline, 0 if none
 	eff      int64 // effective deadline: min of own and the parent's, 0 if none
-	weight   int32
-	priority int32
 
-	res      map[string]*resState   // quotas and usage, by resource
-	hotName  string                 // the resource last looked up in res
-	hot      *resState              // its state: entries of res are never replaced or deleted
+	res      resSet                 // quotas and usage, by resource
+	hot      *resEntry              // the entry of res last looked up (see findRes)
 	cls      map[string]*classState // limits, leases held and queue links, by class
-	defaults Defaults
+	defaults *Defaults              // nil: none; its maps may be shared with other nodes, so it is replaced, never written
 
-	children map[ID]*node
-	order    kidOrder         // the same children in id order, for paging
-	byName   map[string]*node // newest child of each name
-	older    *node            // the parent's next older child of the same name (see siblings.go)
-	newer    *node            // the parent's next newer child of the same name
-	leases   leaseList        // live leases acquired on this node itself
+	order  *kidOrder        // its children in id order; nil until it has had one
+	byName map[string]*node // newest child of each name
+	older  *node            // the parent's next older child of the same name (see siblings.go)
+	newer  *node            // the parent's next newer child of the same name
+	leases leaseList        // live leases acquired on this node itself
 
-	retention int64 // its spec's retention, nanoseconds
-
-	keyed  Keyed  // the part it plays for ConsumeKeyed
-	keyRes string // a key node's resource
-
-	owner      ID   // the session whose end ends this node; 0: none (detached, or made without a session)
-	ownerEnded bool // it ended because its owner's session ended
+	retention int64  // its spec's retention, nanoseconds
+	keyRes    string // a key node's resource
+	owner     ID     // the session whose end ends this node; 0: none (detached, or made without a session)
 
 	usage *tenantUsage // a tenant node's counts against its bounds (see tenantuse.go); nil on others
 
-	scoped int  // live sessions scoped to this node
-	dirty  bool // changed since the last snapshot capture
+	depth      int32
+	weight     int32
+	priority   int32
+	scoped     int32 // live sessions scoped to this node
+	state      State
+	keyed      Keyed // the part it plays for ConsumeKeyed
+	ownerEnded bool  // it ended because its owner's session ended
+	dirty      bool  // changed since the last snapshot capture
 }
 
 // resState is one resource on one node.
@@ -69,16 +67,26 @@ type classState struct {
 
 // findRes returns n's state of resource r, nil if it has none. A chain walk
 // looks up the same resource on every node, usually the one it looked up
-// last, so that one is kept aside.
+// last, so that one's entry is kept aside. It is small enough to inline,
+// which the chain walks of every consume count on; the search is seekRes,
+// kept out of line for that.
 func (n *node) findRes(r string) *resState {
-	if n.hot != nil && n.hotName == r {
-		return n.hot
+	if h := n.hot; h != nil && h.name == r {
+		return h.rs
 	}
-	rs := n.res[r]
-	if rs != nil {
-		n.hotName, n.hot = r, rs
+	return n.seekRes(r)
+}
+
+// seekRes searches n's resources for r and keeps its entry aside.
+//
+//go:noinline
+func (n *node) seekRes(r string) *resState {
+	i := n.res.find(r)
+	if i < 0 {
+		return nil
 	}
-	return rs
+	n.hot = &n.res.list[i]
+	return n.hot.rs
 }
 
 // resource returns n's state of resource r, creating it if need be.
@@ -87,15 +95,33 @@ func (n *node) resource(r string) *resState {
 		return rs
 	}
 	rs := &resState{}
-	if n.res == nil {
-		n.res = make(map[string]*resState)
-	}
-	n.res[r] = rs
+	n.res.add(r, rs)
 	if u := n.use(); u != nil {
 		u.carry(u.res, r, 1)
 	}
-	n.hotName, n.hot = r, rs
+	n.hot = &n.res.list[n.res.len()-1]
 	return rs
+}
+
+// noDefaults is what defs returns for a node without defaults. It is never
+// written.
+var noDefaults Defaults
+
+// defs returns n's defaults, for reading only.
+func (n *node) defs() *Defaults {
+	if n.defaults == nil {
+		return &noDefaults
+	}
+	return n.defaults
+}
+
+// keptDefaults returns a copy of d for a node to keep, nil if d sets nothing.
+func keptDefaults(d Defaults) *Defaults {
+	if emptyDefaults(&d) {
+		return nil
+	}
+	out := cloneDefaults(d)
+	return &out
 }
 
 func (n *node) class(c string) *classState {

@@ -45,7 +45,10 @@ func (e *Engine) chargeLocked(n *node, r string, amount, at, slot int64) {
 	var child *node
 	var childUsed int64
 	for a := n; a != nil; a = a.parent {
-		rs := a.resource(r)
+		rs := a.findRes(r) // inlined; resource, which makes it if need be, is not
+		if rs == nil {
+			rs = a.resource(r)
+		}
 		rs.used += amount
 		if rs.rate != nil {
 			rs.rate.charge(at, slot, amount)

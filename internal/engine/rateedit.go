@@ -44,7 +44,7 @@ func (e *Engine) ResetRate(c *Call, id ID, resource string) error {
 	}
 	h := uint64(newHash(KindRateReset).num(int64(id)).str(resource))
 	return e.edit(c, id, h, false, func(n *node) (*Event, error) {
-		if rs := n.res[resource]; rs == nil || rs.rate == nil {
+		if rs := n.res.get(resource); rs == nil || rs.rate == nil {
 			return nil, invalid("resource", "node %q has no rate cap on %q to reset; set one first", n.name, resource)
 		}
 		return &Event{Kind: KindRateReset, Node: n.id, Name: resource}, nil
@@ -79,7 +79,7 @@ func (e *Engine) applyRateReset(ev *Event) error {
 	if n == nil {
 		return corrupt("event %d resets a rate on unknown node %d", ev.Seq, ev.Node)
 	}
-	rs := n.res[ev.Name]
+	rs := n.res.get(ev.Name)
 	if rs == nil || rs.rate == nil {
 		return corrupt("event %d resets a rate node %d does not have", ev.Seq, ev.Node)
 	}
@@ -123,7 +123,7 @@ type RateInfo struct {
 
 func (n *node) rateInfos(now int64) map[string]RateInfo {
 	var out map[string]RateInfo
-	for r, rs := range n.res {
+	for r, rs := range n.res.all() {
 		b := rs.rate
 		if b == nil {
 			continue

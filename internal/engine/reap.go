@@ -151,7 +151,7 @@ func scopedInside(n *node) bool {
 	if n.scoped > 0 {
 		return true
 	}
-	for _, ch := range n.children {
+	for ch := range n.order.all() {
 		if scopedInside(ch) {
 			return true
 		}

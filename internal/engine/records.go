@@ -19,7 +19,9 @@ type Snapshot struct {
 	Tombs    []TombRec    `json:"tombs,omitempty"`
 }
 
-// NodeRec is a node as a snapshot stores it.
+// NodeRec is a node as a snapshot stores it. Res holds pointers because a
+// snapshot image keeps a record of every node, and a map's slots are as wide
+// as its values: a map of one ResRec would cost about 900 bytes.
 type NodeRec struct {
 	ID        ID                  `json:"id"`
 	Parent    ID                  `json:"parent,omitempty"`
@@ -30,7 +32,7 @@ type NodeRec struct {
 	Deadline  int64               `json:"deadline,omitempty"`
 	Weight    int32               `json:"weight,omitempty"`
 	Priority  int32               `json:"priority,omitempty"`
-	Res       map[string]ResRec   `json:"res,omitempty"`
+	Res       map[string]*ResRec  `json:"res,omitempty"`
 	Cls       map[string]ClassRec `json:"cls,omitempty"`
 	Defaults  Defaults            `json:"defaults"`
 	Retention int64               `json:"retention,omitempty"`
@@ -105,16 +107,16 @@ type TombRec struct {
 func (n *node) record() NodeRec {
 	r := NodeRec{
 		ID: n.id, Name: n.name, State: n.state, Created: n.created, Ended: n.ended,
-		Deadline: n.deadline, Weight: n.weight, Priority: n.priority, Defaults: cloneDefaults(n.defaults),
+		Deadline: n.deadline, Weight: n.weight, Priority: n.priority, Defaults: cloneDefaults(*n.defs()),
 		Retention: n.retention, Keyed: n.keyed, KeyRes: n.keyRes, Owner: n.owner, OwnerEnded: n.ownerEnded,
 	}
 	if n.parent != nil {
 		r.Parent = n.parent.id
 	}
-	if len(n.res) > 0 {
-		r.Res = make(map[string]ResRec, len(n.res))
-		for k, rs := range n.res {
-			rr := ResRec{Capped: rs.capped, Cap: rs.cap, Used: rs.used, Own: rs.own, Settled: rs.settled, Top: rs.top}
+	if n.res.len() > 0 {
+		r.Res = make(map[string]*ResRec, n.res.len())
+		for k, rs := range n.res.all() {
+			rr := &ResRec{Capped: rs.capped, Cap: rs.cap, Used: rs.used, Own: rs.own, Settled: rs.settled, Top: rs.top}
 			if rs.rate != nil {
 				rr.Rate = rs.rate.record()
 			}

@@ -56,7 +56,7 @@ func (e *Engine) restoreNodes(recs []NodeRec) error {
 		n := &node{
 			id: r.ID, name: r.Name, state: r.State, created: r.Created, ended: r.Ended,
 			deadline: r.Deadline, eff: r.Deadline, weight: r.Weight, priority: r.Priority,
-			defaults: cloneDefaults(r.Defaults), retention: r.Retention, keyed: r.Keyed, keyRes: r.KeyRes,
+			defaults: keptDefaults(r.Defaults), retention: r.Retention, keyed: r.Keyed, keyRes: r.KeyRes,
 			owner: r.Owner, ownerEnded: r.OwnerEnded,
 		}
 		if r.Retention < 0 || r.Retention > int64(MaxRetention) {
@@ -69,14 +69,17 @@ func (e *Engine) restoreNodes(recs []NodeRec) error {
 			return err
 		}
 		for k, v := range r.Res {
-			n.resource(k)
-			*n.res[k] = resState{capped: v.Capped, cap: v.Cap, used: v.Used, own: v.Own, settled: v.Settled, top: v.Top}
+			if v == nil {
+				return corrupt("snapshot node %d has no record of its resource %q", r.ID, k)
+			}
+			rs := n.resource(k)
+			*rs = resState{capped: v.Capped, cap: v.Cap, used: v.Used, own: v.Own, settled: v.Settled, top: v.Top}
 			if v.Rate != nil {
 				b, err := restoreBucket(r.ID, k, v.Rate)
 				if err != nil {
 					return err
 				}
-				e.putRate(n.res[k], b)
+				e.putRate(rs, b)
 			}
 		}
 		for k, v := range r.Cls {
@@ -219,17 +222,17 @@ func (e *Engine) checkCounts() error {
 				return corrupt("snapshot node %d lacks its %s leases", n.id, c)
 			}
 		}
-		for _, ch := range n.children {
-			for r, crs := range ch.res {
-				if rs := n.res[r]; crs.used != 0 && rs == nil {
+		for ch := range n.order.all() {
+			for r, crs := range ch.res.all() {
+				if rs := n.res.get(r); crs.used != 0 && rs == nil {
 					return corrupt("snapshot node %d lacks the %s usage of its child %d", n.id, r, ch.id)
 				}
 			}
 		}
-		for r, rs := range n.res {
+		for r, rs := range n.res.all() {
 			sum := rs.own + rs.settled
-			for _, ch := range n.children {
-				if crs := ch.res[r]; crs != nil {
+			for ch := range n.order.all() {
+				if crs := ch.res.get(r); crs != nil {
 					sum += crs.used
 				}
 			}

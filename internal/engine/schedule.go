@@ -283,7 +283,7 @@ func scopeOf(s *session) *node {
 // for, a refusal no wait can cure says NeverFits.
 func (e *Engine) denial(v *verdict, r string, amount, now int64, scheduling bool) *DeniedError {
 	a := v.first
-	rs := a.res[r]
+	rs := a.res.get(r)
 	var d *DeniedError
 	if rs.capped && amount > rs.cap-rs.used {
 		d = a.denied(r, rs, amount)
@@ -314,7 +314,7 @@ func (e *Engine) applyRateDrained(ev *Event) error {
 		return corrupt("event %d drains unknown or ended node %d", ev.Seq, ev.Node)
 	}
 	for a := n; a != nil; a = a.parent {
-		rs := a.res[ev.Name]
+		rs := a.res.get(ev.Name)
 		if rs == nil || rs.rate == nil {
 			continue
 		}

@@ -8,11 +8,10 @@ package engine
 // adopt hangs n under p as p's newest child of its name. n must have a
 // larger id than every child p has of that name.
 func (p *node) adopt(n *node) {
-	if p.children == nil {
-		p.children = make(map[ID]*node)
+	if p.order == nil {
+		p.order = &kidOrder{}
 		p.byName = make(map[string]*node)
 	}
-	p.children[n.id] = n
 	p.order.add(n)
 	if older := p.byName[n.name]; older != nil {
 		n.older, older.newer = older, n
@@ -23,7 +22,6 @@ func (p *node) adopt(n *node) {
 // disown takes n out of p's children; the next newer child of its name, or
 // else the next older, takes its place in the list.
 func (p *node) disown(n *node) {
-	delete(p.children, n.id)
 	p.order.remove(n.id)
 	switch {
 	case n.newer != nil:

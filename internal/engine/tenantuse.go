@@ -79,7 +79,7 @@ func nodeGone(n *node) {
 	if n.tenant != n {
 		u.add(BoundNodes, -1)
 	}
-	for r := range n.res {
+	for r := range n.res.all() {
 		u.carry(u.res, r, -1)
 	}
 	for c := range n.cls {
@@ -91,7 +91,7 @@ func nodeGone(n *node) {
 // refusals counted so far. It walks the whole tree, so it runs only when a
 // snapshot is restored and when bounds are set.
 func (e *Engine) recountLocked() {
-	for _, n := range e.root.children {
+	for n := range e.root.order.all() {
 		if n.usage == nil {
 			n.usage = newUsage(e.bounds.declared)
 			continue
@@ -108,7 +108,7 @@ func (e *Engine) recountLocked() {
 		if n.tenant != n {
 			u.add(BoundNodes, 1)
 		}
-		for r := range n.res {
+		for r := range n.res.all() {
 			u.carry(u.res, r, 1)
 		}
 		for c := range n.cls {

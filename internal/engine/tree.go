@@ -44,9 +44,9 @@ type LimitInfo struct {
 
 func (n *node) info(now int64) NodeInfo {
 	inf := NodeInfo{
-		ID: n.id, Name: n.name, Tenant: n.tenant.id, Depth: n.depth, State: n.state,
+		ID: n.id, Name: n.name, Tenant: n.tenant.id, Depth: int(n.depth), State: n.state,
 		Created: n.created, Ended: n.ended, Deadline: n.eff, Weight: n.weight, Priority: n.priority,
-		Defaults: cloneDefaults(n.defaults), Children: len(n.children), Rates: n.rateInfos(now),
+		Defaults: cloneDefaults(*n.defs()), Children: n.order.len(), Rates: n.rateInfos(now),
 		Owner: n.owner, OwnerEnded: n.ownerEnded,
 	}
 	if n.parent != nil {
@@ -55,9 +55,9 @@ func (n *node) info(now int64) NodeInfo {
 	if n.state == Active {
 		inf.State, inf.Ended = n.endingAs()
 	}
-	if len(n.res) > 0 {
-		inf.Quotas = make(map[string]QuotaInfo, len(n.res))
-		for r, rs := range n.res {
+	if n.res.len() > 0 {
+		inf.Quotas = make(map[string]QuotaInfo, n.res.len())
+		for r, rs := range n.res.all() {
 			inf.Quotas[r] = QuotaInfo{Capped: rs.capped, Cap: rs.cap, Used: rs.used, Settled: rs.settled, Largest: rs.top}
 		}
 	}

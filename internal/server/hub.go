@@ -47,8 +47,9 @@ type mnode struct {
 	name     string
 	creator  engine.ID // the session that created it; 0 if unknown or the daemon
 	state    engine.State
+	byOwner  bool   // its owner's session ended it
 	changed  int64  // unix nanoseconds of its creation or its end
-	reason   string // why it ended, in words
+	cause    *mnode // the ancestor whose end ended it; nil if it ended on its own
 	children map[engine.ID]*mnode
 }
 
@@ -93,7 +94,7 @@ func (h *hub) loadLocked(dump *engine.Snapshot) {
 	for _, r := range dump.Nodes {
 		n := &mnode{id: r.ID, name: r.Name, state: r.State, changed: r.Created}
 		if r.State != engine.Active {
-			n.changed, n.reason = r.Ended, endedReason(r.State, r.OwnerEnded)
+			n.changed, n.byOwner = r.Ended, r.OwnerEnded
 		}
 		h.nodes[r.ID] = n
 	}
@@ -144,7 +145,7 @@ func (h *hub) tenant(id engine.ID) string {
 func (n *mnode) message() *governorv1.WatchNodeResponse {
 	m := &governorv1.WatchNodeResponse{
 		NodeId: uint64(n.id), Name: n.name, State: wireState(n.state),
-		EndedReason: n.reason, ChangedAt: stamp(n.changed),
+		EndedReason: n.reason(), ChangedAt: stamp(n.changed),
 	}
 	if n.parent != nil {
 		m.ParentId = uint64(n.parent.id)
@@ -198,7 +199,8 @@ func (h *hub) applyLocked(ev *engine.Event) {
 		// A node_ending's subtree ends here at once: the nodes_ended steps
 		// that follow end nodes this copy has ended already.
 		if n := h.nodes[ev.Node]; n != nil && n.state == engine.Active {
-			h.endLocked(n, ev.State, ev.Time, nil, endedReason(ev.State, ev.Owner != 0))
+			n.byOwner = ev.Owner != 0
+			h.endLocked(n, ev.State, ev.Time, nil)
 		}
 	case engine.KindNodesRemoved, engine.KindKeysForgotten:
 		for _, id := range ev.IDs {
@@ -232,9 +234,10 @@ func (h *hub) createdLocked(ev *engine.Event) {
 
 // endLocked ends n and its active subtree, children first, so that a
 // subtree watcher hears of every node before the stream ends with its own.
-// cause is the node whose end ended n (nil for n itself); how says why
-// cause, or n itself, ended.
-func (h *hub) endLocked(n *mnode, st engine.State, at int64, cause *mnode, how string) {
+// cause is the node whose end ended n (nil for n itself); it has ended
+// already, so that the words for why n ended can name how.
+func (h *hub) endLocked(n *mnode, st engine.State, at int64, cause *mnode) {
+	n.state, n.changed, n.cause = st, at, cause
 	below := engine.Cancelled
 	if st == engine.DeadlineExceeded {
 		below = engine.DeadlineExceeded
@@ -245,17 +248,24 @@ func (h *hub) endLocked(n *mnode, st engine.State, at int64, cause *mnode, how s
 	}
 	for _, ch := range n.children {
 		if ch.state == engine.Active {
-			h.endLocked(ch, below, at, top, how)
+			h.endLocked(ch, below, at, top)
 		}
 	}
-	n.state, n.changed, n.reason = st, at, how
-	switch {
-	case cause != nil && how == msgOwnerEnded:
-		n.reason = fmt.Sprintf("%s: its ancestor %q (node %d) ended with its owner's session", endedReason(st, false), cause.name, cause.id)
-	case cause != nil:
-		n.reason = fmt.Sprintf("%s: its ancestor %q (node %d) was %s", endedReason(st, false), cause.name, cause.id, how)
-	}
 	h.deliverLocked(n)
+}
+
+// reason says in words why n ended, naming the ancestor whose end ended it;
+// "" while active.
+func (n *mnode) reason() string {
+	c := n.cause
+	switch {
+	case c == nil:
+		return endedReason(n.state, n.byOwner)
+	case c.byOwner:
+		return fmt.Sprintf("%s: its ancestor %q (node %d) ended with its owner's session", endedReason(n.state, false), c.name, c.id)
+	default:
+		return fmt.Sprintf("%s: its ancestor %q (node %d) was %s", endedReason(n.state, false), c.name, c.id, endedReason(c.state, false))
+	}
 }
 
 func (h *hub) removeLocked(n *mnode) {
