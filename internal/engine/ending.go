@@ -139,12 +139,15 @@ func (e *Engine) stepLocked(now int64) bool {
 	for left := e.stepSize(); left > 0 && len(e.ending) > 0; {
 		top := &e.ending[len(e.ending)-1]
 		kids, next := top.parent.order.page(top.after, left)
-		if next == 0 {
+		switch {
+		case next == 0:
 			e.ending = e.ending[:len(e.ending)-1]
-		} else {
-			top.after = next
+			left -= max(len(kids), 1)
+		case len(kids) < left: // it stopped at a run of holes, having looked at 2*left+1 places
+			top.after, left = next, 0
+		default:
+			top.after, left = next, left-len(kids)
 		}
-		left -= max(len(kids), 1)
 		for _, ch := range kids {
 			if ch.state == Active {
 				ids = append(ids, ch.id)

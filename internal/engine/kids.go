@@ -61,14 +61,18 @@ func (k *kidOrder) squeeze() {
 }
 
 // page returns at most size children with ids above after, in id order, and
-// the id to pass as after for the next page: 0 when no child follows.
+// the after of the next page: 0 when no child follows. It looks at no more
+// than 2*size+1 places, holes included, so that a long run of holes costs a
+// page no more than that: the page may then come back short, or empty, and
+// its after lies past the holes it skipped.
 func (k *kidOrder) page(after ID, size int) ([]*node, ID) {
 	i, found := slices.BinarySearch(k.ids, after)
 	if found {
 		i++
 	}
+	end := min(len(k.ids), i+2*size+1)
 	var out []*node
-	for ; i < len(k.kids); i++ {
+	for ; i < end; i++ {
 		n := k.kids[i]
 		if n == nil {
 			continue
@@ -78,5 +82,8 @@ func (k *kidOrder) page(after ID, size int) ([]*node, ID) {
 		}
 		out = append(out, n)
 	}
-	return out, 0
+	if i == len(k.ids) {
+		return out, 0
+	}
+	return out, k.ids[i-1]
 }
