@@ -174,22 +174,22 @@ func (e *Engine) endingInside(n *node) bool {
 	return false
 }
 
-// finishEnds takes the steps left of every subtree being ended, each under
+// finishEnds takes the steps left of every subtree being ended; c.Seq ends
+// at the last. It returns how many events the steps emitted.
+func (e *Engine) finishEnds(c *Call) int { return e.steps(c, e.stepLocked) }
+
+// steps calls step until it reports that no step remains, each call under
 // the lock on its own, so other calls run between them (it yields its
-// processor after each step, so a call waiting for the lock gets it before
-// the next step does); c.Seq ends at the last. It returns how many events
-// the steps emitted.
-func (e *Engine) finishEnds(c *Call) int {
+// processor after each, so a call waiting for the lock gets it before the
+// next step does); c.Seq ends at the last. It returns how many events the
+// steps emitted.
+func (e *Engine) steps(c *Call, step func(now int64) bool) int {
 	events := 0
 	for {
 		e.mu.Lock()
-		if len(e.ending) == 0 && !e.rescan {
-			e.mu.Unlock()
-			return events
-		}
 		now := e.nowLocked()
 		start := e.seq
-		more := e.stepLocked(now)
+		more := step(now)
 		e.finishLocked(c, now)
 		events += int(e.seq - start)
 		e.mu.Unlock()

@@ -42,6 +42,8 @@ type Engine struct {
 	ending  []endCursor // subtrees being ended a step at a time (see ending.go)
 	rescan  bool        // a restore or replay left ending unknown: find it again before the next step
 	endStep int         // nodes a step of ending looks at; 0: defaultEndStep
+
+	removing []removeCursor // the subtree being removed a step at a time, deepest last (see removal.go)
 }
 
 // Options are what an engine is built with.

@@ -13,7 +13,7 @@ import (
 func checkState(e *Engine) error {
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	for _, check := range []func(*Engine) error{checkI2Usage, checkI3Held, checkI6Leases, checkI7Ended, checkI8WorkConserving, checkI11Owners, checkIDs, checkStats, checkChildOrder} {
+	for _, check := range []func(*Engine) error{checkI2Usage, checkI3Held, checkI6Leases, checkI7Ended, checkI8WorkConserving, checkI11Owners, checkIDs, checkStats, checkChildOrder, checkScoped} {
 		if err := check(e); err != nil {
 			return err
 		}
@@ -443,6 +443,23 @@ func checkChildOrder(e *Engine) error {
 		}
 		if live != len(n.children) || holes != o.holes || len(o.ids) != len(o.kids) || 2*holes > len(o.ids) {
 			return fmt.Errorf("node %d pages %d children with %d holes (counted %d), has %d", n.id, live, holes, o.holes, len(n.children))
+		}
+	}
+	return nil
+}
+
+// checkScoped: each node counts exactly the live sessions scoped to it or
+// beneath it.
+func checkScoped(e *Engine) error {
+	want := map[*node]int{}
+	for _, s := range e.sessions {
+		for a := s.scope; a != nil; a = a.parent {
+			want[a]++
+		}
+	}
+	for _, n := range e.nodes {
+		if n.scoped != want[n] {
+			return fmt.Errorf("node %d counts %d sessions scoped inside it; %d are", n.id, n.scoped, want[n])
 		}
 	}
 	return nil

@@ -42,9 +42,25 @@ func (k *kidOrder) remove(id ID) {
 	}
 	k.kids[i] = nil
 	k.holes++
+	if i == 0 {
+		k.trim()
+	}
 	if k.holes*2 > len(k.ids) {
 		k.squeeze()
 	}
+}
+
+// len is how many children there are.
+func (k *kidOrder) len() int { return len(k.ids) - k.holes }
+
+// trim drops the holes in front, so that children removed in id order
+// (as a removal in steps does) cost O(1) each and never a squeeze.
+func (k *kidOrder) trim() {
+	i := 0
+	for i < len(k.kids) && k.kids[i] == nil {
+		i++
+	}
+	k.ids, k.kids, k.holes = k.ids[i:], k.kids[i:], k.holes-i
 }
 
 // squeeze drops the holes.

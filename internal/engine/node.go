@@ -36,7 +36,7 @@ type node struct {
 	owner      ID   // the session whose end ends this node; 0: none (detached, or made without a session)
 	ownerEnded bool // it ended because its owner's session ended
 
-	scoped int  // live sessions scoped to this node
+	scoped int  // live sessions scoped to this node or beneath it (countScoped)
 	dirty  bool // changed since the last snapshot capture
 }
 
@@ -113,6 +113,15 @@ func (n *node) within(scope *node) bool {
 		}
 	}
 	return false
+}
+
+// countScoped adds d to the sessions scoped inside each node from n up to
+// the root, in O(depth): a node with a session scoped inside is kept in the
+// tree (removal.go) without a look at its subtree.
+func (n *node) countScoped(d int) {
+	for a := n; a != nil; a = a.parent {
+		a.scoped += d
+	}
 }
 
 // blockedBelow returns the first node from n up to (not including) stop whose

@@ -65,16 +65,16 @@ func TestKidOrderPageSkipsBoundedHoles(t *testing.T) {
 	for id := ID(1); id <= 10000; id++ {
 		k.add(&node{id: id})
 	}
-	for id := ID(1); id <= 4000; id++ {
+	for id := ID(2); id <= 4001; id++ {
 		k.remove(id)
 	}
-	kids, next := k.page(0, 10)
-	if len(kids) != 0 || next != 21 {
-		t.Fatalf("a page of 10 after 4000 holes: %d children, next %d; want none and 21 (21 places looked at)", len(kids), next)
+	kids, next := k.page(1, 10)
+	if len(kids) != 0 || next != 22 {
+		t.Fatalf("a page of 10 after 4000 holes: %d children, next %d; want none and 22 (21 places looked at)", len(kids), next)
 	}
 	kids, next = k.page(3990, 10)
-	if len(kids) != 10 || kids[0].id != 4001 || next != 4010 {
-		t.Fatalf("a page of 10 after the holes: %d children from %d, next %d; want 10 from 4001, next 4010", len(kids), kids[0].id, next)
+	if len(kids) != 10 || kids[0].id != 4002 || next != 4011 {
+		t.Fatalf("a page of 10 after the holes: %d children, next %d; want 10 from 4002, next 4011", len(kids), next)
 	}
 
 	f := newFixture(t)
@@ -86,14 +86,34 @@ func TestKidOrderPageSkipsBoundedHoles(t *testing.T) {
 	for i := range 3000 {
 		ids = append(ids, f.create(0, wide, Spec{Name: fmt.Sprint("c", i)}))
 	}
-	for _, id := range ids[:1400] {
+	for _, id := range ids[1:1401] {
 		must(t, f.e.Cancel(f.sys(), id))
 	}
 	f.clock.Advance(2 * time.Second)
 	f.e.Reap(f.sys())
 	_, got, next, err := f.e.Describe(f.sys(), wide, &Page{Size: 100})
 	must(t, err)
-	if len(got) != 100 || got[0].ID != ids[1400] || next != ids[1499] {
-		t.Fatalf("describe after 1400 holes: %d children, next %d; want 100 from %d, next %d", len(got), next, ids[1400], ids[1499])
+	if len(got) != 100 || got[1].ID != ids[1401] || next != ids[1499] {
+		t.Fatalf("describe across 1400 holes: %d children, next %d; want 100, the second %d, next %d", len(got), next, ids[1401], ids[1499])
+	}
+}
+
+// TestKidOrderRemovedInOrderLeavesNoHoles checks that children removed in
+// id order, as a removal in steps takes them, leave no holes behind, so
+// that no removal ever pays for a squeeze of the rest.
+func TestKidOrderRemovedInOrderLeavesNoHoles(t *testing.T) {
+	var k kidOrder
+	for id := ID(1); id <= 1000; id++ {
+		k.add(&node{id: id})
+	}
+	k.remove(7)
+	for id := ID(1); id <= 500; id++ {
+		k.remove(id)
+		if id >= 7 && k.holes != 0 {
+			t.Fatalf("after removing children 1 to %d in order: %d holes; want none", id, k.holes)
+		}
+	}
+	if k.len() != 500 || len(k.ids) != 500 {
+		t.Fatalf("%d children in %d places; want 500 in 500", k.len(), len(k.ids))
 	}
 }
