@@ -18,7 +18,7 @@ import "runtime"
 // every step before they answer; the steps of a deadline are taken by Reap.
 
 // defaultEndStep is how many nodes one step of ending a subtree looks at.
-const defaultEndStep = 256
+const defaultEndStep = 64
 
 // endCursor is where ending a subtree goes on: the children of parent, an
 // ended node, with ids above after.

@@ -19,12 +19,16 @@ const wideChildren = 100_000
 // stall delays every consume scheduled during it, as it delays callers that
 // do not wait for each other). First with nothing else running (quiet-p99),
 // then while tenant "wide" loops: it builds a node of 100,000 children, reads
-// every page of them and cancels the node (busy-p99, over the consumes
-// scheduled while it reads and cancels). busy/quiet is the ratio the issue
-// sets at most 2.
+// every page of them, cancels the node and, once its retention has passed,
+// has the reaper remove it (busy-p99, over the consumes scheduled while it
+// reads, cancels and removes). busy/quiet is the ratio the issue sets at
+// most 2.
 func BenchmarkWideTreeStall(b *testing.B) {
 	f := newFixture(b)
 	commitEvents(b, f)
+	set := DefaultSettings()
+	set.NodeRetention = time.Second
+	must(b, f.e.Configure(f.sys(), set))
 	big := int64(math.MaxInt64 / 4)
 	must(b, f.e.SetQuota(f.sys(), RootID, "http", &big))
 	quiet := f.tenant(Spec{Name: "quiet"})
@@ -65,6 +69,11 @@ func BenchmarkWideTreeStall(b *testing.B) {
 			stressing.Store(true)
 			describeAll(b, f, ws, p)
 			must(b, f.e.Cancel(&Call{Session: ws}, p))
+			f.clock.Advance(2 * time.Second)
+			f.e.Reap(f.sys())
+			if f.e.Stats().Nodes > 10 {
+				b.Error("the reaper left the wide node in the tree past its retention")
+			}
 			stressing.Store(false)
 			n++
 		}
