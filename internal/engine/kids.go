@@ -81,19 +81,23 @@ func (k *kidOrder) squeeze() {
 // than 2*size+1 places, holes included, so that a long run of holes costs a
 // page no more than that: the page may then come back short, or empty, and
 // its after lies past the holes it skipped.
-func (k *kidOrder) page(after ID, size int) ([]*node, ID) {
+func (k *kidOrder) page(after ID, size int) ([]*node, ID) { return k.appendPage(nil, after, size) }
+
+// appendPage is page appending the children to out, so that a caller may
+// bring the memory.
+func (k *kidOrder) appendPage(out []*node, after ID, size int) ([]*node, ID) {
 	i, found := slices.BinarySearch(k.ids, after)
 	if found {
 		i++
 	}
 	end := min(len(k.ids), i+2*size+1)
-	var out []*node
+	start := len(out)
 	for ; i < end; i++ {
 		n := k.kids[i]
 		if n == nil {
 			continue
 		}
-		if len(out) == size {
+		if len(out)-start == size {
 			return out, out[len(out)-1].id
 		}
 		out = append(out, n)

@@ -84,7 +84,8 @@ func (e *Engine) startRemovalLocked(id ID, now int64, later []timerEntry) []time
 // what it listed.
 func (e *Engine) removeMoveLocked(ids []ID) []ID {
 	top := &e.removing[len(e.removing)-1]
-	kids, next := top.n.order.page(top.after, 1)
+	var one [1]*node
+	kids, next := top.n.order.appendPage(one[:0], top.after, 1)
 	switch {
 	case len(kids) == 1:
 		ch := kids[0]

@@ -117,3 +117,24 @@ func TestKidOrderRemovedInOrderLeavesNoHoles(t *testing.T) {
 		t.Fatalf("%d children in %d places; want 500 in 500", k.len(), len(k.ids))
 	}
 }
+
+// TestDescribePageMemoryMadeOnce checks that a page of 1000 children is
+// copied into memory made once for it, not grown chunk by chunk: three
+// allocations (the first chunk, the page, the list of a chunk's children),
+// however many chunks fill it.
+func TestDescribePageMemoryMadeOnce(t *testing.T) {
+	f := newFixture(t)
+	wide := f.tenant(Spec{Name: "wide"})
+	for i := range 1000 {
+		f.create(0, wide, Spec{Name: fmt.Sprint("c", i)})
+	}
+	allocs := testing.AllocsPerRun(20, func() {
+		_, kids, _, err := f.e.Describe(f.sys(), wide, &Page{})
+		if err != nil || len(kids) != 1000 {
+			t.Fatalf("describe: %d children, %v", len(kids), err)
+		}
+	})
+	if allocs > 3 {
+		t.Fatalf("a page of 1000 children took %v allocations; want 3", allocs)
+	}
+}

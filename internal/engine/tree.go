@@ -313,9 +313,11 @@ func (p *Page) size() (int, error) {
 
 // described is what Describe has copied so far.
 type described struct {
-	node NodeInfo
-	kids []NodeInfo
-	next ID // the After of the next chunk; 0 when no child follows
+	node     NodeInfo
+	kids     []NodeInfo
+	children int     // how many children the node had at the last chunk
+	buf      []*node // the children of the chunk being copied
+	next     ID      // the After of the next chunk; 0 when no child follows
 }
 
 // Describe returns a node and, when page is not nil, one page of its
@@ -333,11 +335,18 @@ func (e *Engine) Describe(c *Call, id ID, page *Page) (NodeInfo, []NodeInfo, ID,
 		return NodeInfo{}, nil, 0, err
 	}
 	var d described
-	if page != nil {
+	if page != nil { // the memory a page is copied into is made outside the lock
 		d.next = page.After
+		d.kids = make([]NodeInfo, 0, min(size, describeChunk))
+		d.buf = make([]*node, 0, describeChunk)
 	}
 	if err := e.describeStep(c, id, size, &d); err != nil {
 		return NodeInfo{}, nil, 0, err
+	}
+	if d.next != 0 && len(d.kids) < size {
+		kids := make([]NodeInfo, len(d.kids), min(size, max(d.children, len(d.kids))))
+		copy(kids, d.kids)
+		d.kids = kids
 	}
 	for d.next != 0 && len(d.kids) < size {
 		runtime.Gosched() // a call waiting for the lock takes it before the next chunk does
@@ -363,10 +372,10 @@ func (e *Engine) describeStep(c *Call, id ID, size int, d *described) error {
 	if size == 0 {
 		return nil
 	}
-	kids, next := n.order.page(d.next, min(describeChunk, size-len(d.kids)))
-	for _, ch := range kids {
+	d.children = n.order.len()
+	d.buf, d.next = n.order.appendPage(d.buf[:0], d.next, min(describeChunk, size-len(d.kids)))
+	for _, ch := range d.buf {
 		d.kids = append(d.kids, ch.info(now))
 	}
-	d.next = next
 	return nil
 }
