@@ -30,6 +30,62 @@ const (
 // ratio the issue sets at most 2. Each b.N is one loop of the wide tenant;
 // at least 3 run.
 func BenchmarkWideTreeStall(b *testing.B) {
+	benchStall(b, func(r *stallRun, f *fixture, ws ID, n int) {
+		p := f.create(ws, 0, Spec{Name: fmt.Sprint("wide", n)})
+		for i := range wideChildren {
+			f.create(ws, p, Spec{Name: fmt.Sprint("c", i)})
+		}
+		r.rest()
+		from := time.Now()
+		describeAll(b, f, ws, p)
+		must(b, f.e.Cancel(&Call{Session: ws}, p))
+		f.clock.Advance(2 * time.Second)
+		f.e.Reap(f.sys())
+		r.busy(from)
+		if f.e.Stats().Nodes > 10 {
+			b.Error("the reaper left the wide node in the tree past its retention")
+		}
+	})
+}
+
+// BenchmarkStallFloor is BenchmarkWideTreeStall with a busy window in which
+// the wide loop spins for wideRest without calling the engine: the ratio
+// that a goroutine competing for the processors, never for the lock, makes
+// on this machine as loaded at the time. BenchmarkWideTreeStall's ratio
+// reads against it.
+func BenchmarkStallFloor(b *testing.B) {
+	benchStall(b, func(r *stallRun, _ *fixture, _ ID, _ int) {
+		r.rest()
+		from := time.Now()
+		for time.Since(from) < wideRest {
+		}
+		r.busy(from)
+	})
+}
+
+// stallRun is where a loop of benchStall marks its windows. Only the loop
+// writes it; benchStall reads it once the loops have finished.
+type stallRun struct {
+	windows []window
+}
+
+// rest sleeps for wideRest, a quiet window.
+func (r *stallRun) rest() {
+	from := time.Now()
+	time.Sleep(wideRest)
+	r.windows = append(r.windows, window{from: from, to: time.Now()})
+}
+
+// busy marks a busy window from from to now.
+func (r *stallRun) busy(from time.Time) {
+	r.windows = append(r.windows, window{from: from, to: time.Now(), busy: true})
+}
+
+// benchStall runs loop (at least 3 times, b.N if more) on tenant "wide"
+// while tenant "quiet" consumes every 100 µs, and reports the p99 latency
+// of the consumes scheduled in the quiet and the busy windows the loop
+// marks, and their ratio.
+func benchStall(b *testing.B, loop func(r *stallRun, f *fixture, ws ID, n int)) {
 	f := newFixture(b)
 	commitEvents(b, f)
 	set := DefaultSettings()
@@ -44,30 +100,12 @@ func BenchmarkWideTreeStall(b *testing.B) {
 	ws := f.session(wide, time.Hour)
 	b.ResetTimer()
 
-	var windows []window // written by the wide loop, read once it has finished
-	mark := func(from time.Time, busy bool) {
-		windows = append(windows, window{from: from, to: time.Now(), busy: busy})
-	}
+	r := &stallRun{}
 	finished := make(chan struct{})
 	go func() {
 		defer close(finished)
 		for n := range max(b.N, 3) {
-			p := f.create(ws, 0, Spec{Name: fmt.Sprint("wide", n)})
-			for i := range wideChildren {
-				f.create(ws, p, Spec{Name: fmt.Sprint("c", i)})
-			}
-			from := time.Now()
-			time.Sleep(wideRest)
-			mark(from, false)
-			from = time.Now()
-			describeAll(b, f, ws, p)
-			must(b, f.e.Cancel(&Call{Session: ws}, p))
-			f.clock.Advance(2 * time.Second)
-			f.e.Reap(f.sys())
-			mark(from, true)
-			if f.e.Stats().Nodes > 10 {
-				b.Error("the reaper left the wide node in the tree past its retention")
-			}
+			loop(r, f, ws, n)
 		}
 	}()
 	var samples []sample
@@ -75,7 +113,7 @@ func BenchmarkWideTreeStall(b *testing.B) {
 	for i := 0; ; i++ {
 		select {
 		case <-finished:
-			quietLat, busyLat := split(samples, windows)
+			quietLat, busyLat := split(samples, r.windows)
 			qp, bp := p99(quietLat), p99(busyLat)
 			b.ReportMetric(float64(qp.Microseconds()), "quiet-p99-µs")
 			b.ReportMetric(float64(bp.Microseconds()), "busy-p99-µs")
@@ -92,7 +130,7 @@ func BenchmarkWideTreeStall(b *testing.B) {
 	}
 }
 
-// window is a span of BenchmarkWideTreeStall's wide loop: resting or busy.
+// window is a span of a benchStall loop: resting or busy.
 type window struct {
 	from, to time.Time
 	busy     bool
