@@ -107,3 +107,51 @@ func TestHubEndsAWatchedSubtreeWhole(t *testing.T) {
 		t.Fatalf("the steps told the ended stream of %d more changes", n)
 	}
 }
+
+// TestHubUsageForgetsLeasesAStepAtATime checks that the hub's mirror of
+// live leases forgets those on a node being ended in steps when its step
+// comes: the node_ending's own at once, each child's with its step.
+func TestHubUsageForgetsLeasesAStepAtATime(t *testing.T) {
+	kept := &keptEvents{}
+	e := engine.New(engine.Options{Clock: testclock.New(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)), Sink: kept})
+	tenant, err := e.Create(&engine.Call{}, engine.RootID, engine.Spec{Name: "t"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := e.OpenSession(&engine.Call{}, tenant.ID, time.Hour, [32]byte{1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := &engine.Call{Session: s.ID}
+	p, err := e.Create(c, 0, engine.Spec{Name: "p"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var last engine.ID
+	for i := range 200 {
+		k, err := e.Create(c, p.ID, engine.Spec{Name: fmt.Sprint("c", i)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		last = k.ID
+	}
+	for _, id := range []engine.ID{p.ID, last} {
+		if _, _, err := e.Acquire(c, id, "db", 0); err != nil {
+			t.Fatal(err)
+		}
+	}
+	h := newHub(e.Dump(), slog.New(slog.NewTextHandler(io.Discard, nil)))
+	from := len(kept.evs)
+	if err := e.Cancel(c, p.ID); err != nil {
+		t.Fatal(err)
+	}
+	evs := kept.evs[from:]
+	h.publish(evs[:1], nil)
+	if n := len(h.usage.leases); n != 1 || len(h.usage.byNode[last]) != 1 {
+		t.Fatalf("after the node_ending the hub holds %d leases; want only the last child's", n)
+	}
+	h.publish(evs[1:], nil)
+	if n := len(h.usage.leases); n != 0 {
+		t.Fatalf("after the steps the hub holds %d leases; want none", n)
+	}
+}
