@@ -273,6 +273,42 @@ func ExampleClient_Describe() {
 	// Output: report is active: tool_calls 4 of 10, 1 agents lease held
 }
 
+func ExampleClient_Children() {
+	addr, stop := exampleGovernord()
+	defer stop()
+	client, err := Dial(context.Background(), WithAddr(addr), WithAPIKey(teamKey))
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	defer client.Close()
+	ctx, task, err := client.NewTask(context.Background(), Spec{Name: "crawl"})
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	defer task.Close()
+	for _, site := range []string{"docs", "blog", "shop"} {
+		if _, _, err := NewTask(ctx, Spec{Name: site}); err != nil {
+			fmt.Println(err)
+			return
+		}
+	}
+
+	// Two children a page: however wide the node, no answer holds more.
+	for child, err := range client.Children(ctx, task.ID(), 2) {
+		if err != nil {
+			fmt.Println(err)
+			return
+		}
+		fmt.Println(child.Name, child.State)
+	}
+	// Output:
+	// docs active
+	// blog active
+	// shop active
+}
+
 func ExampleLease_Done() {
 	addr, stop := exampleGovernord()
 	defer stop()

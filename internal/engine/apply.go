@@ -215,6 +215,9 @@ func (e *Engine) applyNodesRemoved(ev *Event) error {
 	return nil
 }
 
+// forgetTreeLocked forgets n and what is left of its subtree. A removal in
+// steps lists children before their parent, so n is then childless; a
+// record written before removal went in steps lists only the topmost node.
 func (e *Engine) forgetTreeLocked(n *node) {
 	delete(e.nodes, n.id)
 	nodeGone(n)

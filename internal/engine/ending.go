@@ -18,7 +18,7 @@ import "runtime"
 // every step before they answer; the steps of a deadline are taken by Reap.
 
 // defaultEndStep is how many nodes one step of ending a subtree looks at.
-const defaultEndStep = 256
+const defaultEndStep = 64
 
 // endCursor is where ending a subtree goes on: the children of parent, an
 // ended node, with ids above after.
@@ -139,12 +139,15 @@ func (e *Engine) stepLocked(now int64) bool {
 	for left := e.stepSize(); left > 0 && len(e.ending) > 0; {
 		top := &e.ending[len(e.ending)-1]
 		kids, next := top.parent.order.page(top.after, left)
-		if next == 0 {
+		switch {
+		case next == 0:
 			e.ending = e.ending[:len(e.ending)-1]
-		} else {
-			top.after = next
+			left -= max(len(kids), 1)
+		case len(kids) < left: // it stopped at a run of holes, having looked at 2*left+1 places
+			top.after, left = next, 0
+		default:
+			top.after, left = next, left-len(kids)
 		}
-		left -= max(len(kids), 1)
 		for _, ch := range kids {
 			if ch.state == Active {
 				ids = append(ids, ch.id)
@@ -171,22 +174,22 @@ func (e *Engine) endingInside(n *node) bool {
 	return false
 }
 
-// finishEnds takes the steps left of every subtree being ended, each under
+// finishEnds takes the steps left of every subtree being ended; c.Seq ends
+// at the last. It returns how many events the steps emitted.
+func (e *Engine) finishEnds(c *Call) int { return e.steps(c, e.stepLocked) }
+
+// steps calls step until it reports that no step remains, each call under
 // the lock on its own, so other calls run between them (it yields its
-// processor after each step, so a call waiting for the lock gets it before
-// the next step does); c.Seq ends at the last. It returns how many events
-// the steps emitted.
-func (e *Engine) finishEnds(c *Call) int {
+// processor after each, so a call waiting for the lock gets it before the
+// next step does); c.Seq ends at the last. It returns how many events the
+// steps emitted.
+func (e *Engine) steps(c *Call, step func(now int64) bool) int {
 	events := 0
 	for {
 		e.mu.Lock()
-		if len(e.ending) == 0 && !e.rescan {
-			e.mu.Unlock()
-			return events
-		}
 		now := e.nowLocked()
 		start := e.seq
-		more := e.stepLocked(now)
+		more := step(now)
 		e.finishLocked(c, now)
 		events += int(e.seq - start)
 		e.mu.Unlock()

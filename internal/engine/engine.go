@@ -43,6 +43,9 @@ type Engine struct {
 	rescan  bool        // a restore or replay left ending unknown: find it again before the next step
 	endStep int         // nodes a step of ending looks at; 0: defaultEndStep
 
+	removing     []removeCursor // the subtree being removed a step at a time, deepest last (see removal.go)
+	captureChunk int            // listed changes a part of Capture copies; 0: defaultCaptureChunk
+
 	bounds bounding // the tenants' limits (see bounds.go)
 }
 

@@ -16,7 +16,7 @@ const (
 	KindSessionExpired Kind = 4  // Target: the session
 	KindNodeCreated    Kind = 5  // Target: new node id, Node: parent, Spec, optional Charge, Owner
 	KindNodeEnded      Kind = 6  // Node, State, Owner: set when its owner session's end ended it
-	KindNodesRemoved   Kind = 7  // IDs: ended nodes past retention, each with its ended subtree
+	KindNodesRemoved   Kind = 7  // IDs: ended nodes past retention, each with what is left of its subtree; a step lists children before their parent
 	KindConsumed       Kind = 8  // Node, Name: resource, Amount, Until: the booked slot (0: admitted at once), Answer
 	KindLeaseGranted   Kind = 9  // Target: new lease id, Node, Name: class, Until: hold deadline
 	KindLeaseReleased  Kind = 10 // Target: the lease, Node and Name: its node and class, Report

@@ -14,7 +14,7 @@ import (
 func checkState(e *Engine) error {
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	for _, check := range []func(*Engine) error{checkI2Usage, checkI3Held, checkI6Leases, checkI7Ended, checkI8WorkConserving, checkI11Owners, checkIDs, checkStats, checkChildOrder, checkBounds} {
+	for _, check := range []func(*Engine) error{checkI2Usage, checkI3Held, checkI6Leases, checkI7Ended, checkI8WorkConserving, checkI11Owners, checkIDs, checkStats, checkChildOrder, checkBounds, checkScoped} {
 		if err := check(e); err != nil {
 			return err
 		}
@@ -468,4 +468,21 @@ func linked(p, n *node) bool {
 	}
 	i, found := slices.BinarySearch(p.order.ids, n.id)
 	return found && p.order.kids[i] == n
+}
+
+// checkScoped: each node counts exactly the live sessions scoped to it or
+// beneath it.
+func checkScoped(e *Engine) error {
+	want := map[*node]int{}
+	for _, s := range e.sessions {
+		for a := s.scope; a != nil; a = a.parent {
+			want[a]++
+		}
+	}
+	for _, n := range e.nodes {
+		if int(n.scoped) != want[n] {
+			return fmt.Errorf("node %d counts %d sessions scoped inside it; %d are", n.id, n.scoped, want[n])
+		}
+	}
+	return nil
 }

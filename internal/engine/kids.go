@@ -46,9 +46,22 @@ func (k *kidOrder) remove(id ID) {
 	}
 	k.kids[i] = nil
 	k.holes++
+	if i == 0 {
+		k.trim()
+	}
 	if k.holes*2 > len(k.ids) {
 		k.squeeze()
 	}
+}
+
+// trim drops the holes in front, so that children removed in id order
+// (as a removal in steps does) cost O(1) each and never a squeeze.
+func (k *kidOrder) trim() {
+	i := 0
+	for i < len(k.kids) && k.kids[i] == nil {
+		i++
+	}
+	k.ids, k.kids, k.holes = k.ids[i:], k.kids[i:], k.holes-i
 }
 
 // squeeze drops the holes.
@@ -88,25 +101,36 @@ func (k *kidOrder) all() iter.Seq[*node] {
 }
 
 // page returns at most size children with ids above after, in id order, and
-// the id to pass as after for the next page: 0 when no child follows.
-func (k *kidOrder) page(after ID, size int) ([]*node, ID) {
+// the after of the next page: 0 when no child follows. It looks at no more
+// than 2*size+1 places, holes included, so that a long run of holes costs a
+// page no more than that: the page may then come back short, or empty, and
+// its after lies past the holes it skipped.
+func (k *kidOrder) page(after ID, size int) ([]*node, ID) { return k.appendPage(nil, after, size) }
+
+// appendPage is page appending the children to out, so that a caller may
+// bring the memory.
+func (k *kidOrder) appendPage(out []*node, after ID, size int) ([]*node, ID) {
 	if k == nil {
-		return nil, 0
+		return out, 0
 	}
 	i, found := slices.BinarySearch(k.ids, after)
 	if found {
 		i++
 	}
-	var out []*node
-	for ; i < len(k.kids); i++ {
+	end := min(len(k.ids), i+2*size+1)
+	start := len(out)
+	for ; i < end; i++ {
 		n := k.kids[i]
 		if n == nil {
 			continue
 		}
-		if len(out) == size {
+		if len(out)-start == size {
 			return out, out[len(out)-1].id
 		}
 		out = append(out, n)
 	}
-	return out, 0
+	if i == len(k.ids) {
+		return out, 0
+	}
+	return out, k.ids[i-1]
 }

@@ -33,7 +33,7 @@ type node struct {
 	depth      int32
 	weight     int32
 	priority   int32
-	scoped     int32 // live sessions scoped to this node
+	scoped     int32 // live sessions scoped to this node or beneath it (countScoped)
 	state      State
 	keyed      Keyed // the part it plays for ConsumeKeyed
 	ownerEnded bool  // it ended because its owner's session ended
@@ -147,6 +147,15 @@ func (n *node) within(scope *node) bool {
 		}
 	}
 	return false
+}
+
+// countScoped adds d to the sessions scoped inside each node from n up to
+// the root, in O(depth): a node with a session scoped inside is kept in the
+// tree (removal.go) without a look at its subtree.
+func (n *node) countScoped(d int32) {
+	for a := n; a != nil; a = a.parent {
+		a.scoped += d
+	}
 }
 
 // blockedBelow returns the first node from n up to (not including) stop whose

@@ -3,13 +3,14 @@ package engine
 // Reap takes every decision that time has made and no call has taken yet:
 // sessions that lapsed, deadlines that passed, holds that ran out (in the
 // order of their instants), ended nodes past their retention, key nodes idle
-// for Settings.KeyIdle. It also forgets tombstones whose time is up, and
-// takes the steps left of ending wide subtrees (each step under the lock on
-// its own). Every call that touches an object makes the same decision about
-// it, so results never depend on when Reap runs; only promptness does. It
-// returns how many events it emitted.
+// for Settings.KeyIdle. It also forgets tombstones whose time is up, takes
+// the steps left of ending wide subtrees, and removes ended subtrees in
+// steps (each step under the lock on its own; see ending.go and
+// removal.go). Every call that touches an object makes the same decision
+// about it, so results never depend on when Reap runs; only promptness
+// does. It returns how many events it emitted.
 func (e *Engine) Reap(c *Call) int {
-	return e.reapOnce(c) + e.finishEnds(c)
+	return e.reapOnce(c) + e.finishEnds(c) + e.steps(c, e.removeStepLocked)
 }
 
 func (e *Engine) reapOnce(c *Call) int {
@@ -19,7 +20,6 @@ func (e *Engine) reapOnce(c *Call) int {
 	start := e.seq
 	e.reapDueLocked(now)
 	e.reapTombsLocked(now)
-	e.reapRemovalsLocked(now)
 	e.reapKeysLocked(now)
 	e.finishLocked(c, now) // the grants of freed slots are Reap's events too
 	return int(e.seq - start)
@@ -89,72 +89,4 @@ func (e *Engine) reapTombsLocked(now int64) {
 		}
 		e.forgetTombLocked(t.id, now)
 	}
-}
-
-func (e *Engine) reapRemovalsLocked(now int64) {
-	retention := int64(e.settings.NodeRetention)
-	var ids []ID
-	var later []timerEntry
-	for {
-		t, ok := e.timers.removals.due(now - retention)
-		if !ok {
-			break
-		}
-		n := e.nodes[t.id]
-		switch {
-		case n == nil || n.state == Active:
-		case n.ended+e.keptFor(n) > now:
-			later = append(later, timerEntry{n.ended + e.keptFor(n) - retention, n.id})
-		case scopedInside(n) || e.endingInside(n):
-			later = append(later, timerEntry{now, n.id})
-		default:
-			ids = append(ids, n.id)
-		}
-	}
-	for _, t := range later {
-		e.timers.pushRemoval(t.at, t.id)
-	}
-	if ids = topmost(e, ids); len(ids) > 0 {
-		e.emitLocked(&Event{Kind: KindNodesRemoved, IDs: ids}, now)
-	}
-}
-
-// keptFor is how long n stays in the tree once ended: the node_retention
-// setting, or its own retention when longer.
-func (e *Engine) keptFor(n *node) int64 {
-	return max(int64(e.settings.NodeRetention), n.retention)
-}
-
-// topmost drops the ids that lie beneath another id of the list: removing a
-// node removes its subtree.
-func topmost(e *Engine, ids []ID) []ID {
-	set := make(map[ID]bool, len(ids))
-	for _, id := range ids {
-		set[id] = true
-	}
-	out := ids[:0]
-	for _, id := range ids {
-		covered := false
-		for a := e.nodes[id].parent; a != nil && !covered; a = a.parent {
-			covered = set[a.id]
-		}
-		if !covered {
-			out = append(out, id)
-		}
-	}
-	return out
-}
-
-// scopedInside reports whether a live session is scoped to n or beneath it;
-// such a node is kept until the session ends.
-func scopedInside(n *node) bool {
-	if n.scoped > 0 {
-		return true
-	}
-	for ch := range n.order.all() {
-		if scopedInside(ch) {
-			return true
-		}
-	}
-	return false
 }

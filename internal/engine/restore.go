@@ -147,7 +147,7 @@ func (e *Engine) restoreSessions(recs []SessionRec) error {
 		for _, m := range r.Mem {
 			s.mem.put(memEntry{m.Request, m.Hash, m.Result, m.Answer})
 		}
-		scope.scoped++
+		scope.countScoped(1)
 		e.sessions[s.id] = s
 		e.tokens[s.token] = s
 		if s.ttl > 0 {

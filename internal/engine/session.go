@@ -150,7 +150,7 @@ func (e *Engine) applySessionOpened(ev *Event) error {
 		return corrupt("session %d reuses a token", s.id)
 	}
 	e.next = ev.Target + 1
-	scope.scoped++
+	scope.countScoped(1)
 	scope.use().add(BoundSessions, 1)
 	e.sessions[s.id] = s
 	e.tokens[s.token] = s
@@ -176,7 +176,7 @@ func (e *Engine) applySessionEnded(ev *Event) error {
 	for n := len(s.waiters); n > 0; n = len(s.waiters) {
 		e.failWaiterLocked(s.waiters[n-1], ErrSessionEnded)
 	}
-	s.scope.scoped--
+	s.scope.countScoped(-1)
 	s.scope.use().add(BoundSessions, -1)
 	delete(e.sessions, s.id)
 	delete(e.tokens, s.token)

@@ -1,5 +1,7 @@
 package engine
 
+import "runtime"
+
 // dirtySet lists what changed since the last capture. An id may appear more
 // than once; a capture looks each one up once.
 type dirtySet struct {
@@ -25,8 +27,9 @@ func (e *Engine) markSession(s *session) {
 func (e *Engine) markLease(id ID) { e.dirty.leases = append(e.dirty.leases, id) }
 
 // Delta is what changed since the previous capture: the record now of each
-// changed id that still exists, and the ids of those that are gone. An id
-// listed twice says the same thing twice.
+// changed id that still exists, and the ids of those that are gone, in
+// parts copied one after another (Capture). An id listed twice in a part
+// says the same thing twice; a later part says what became of it since.
 type Delta struct {
 	Seq          uint64
 	Time         int64
@@ -40,21 +43,50 @@ type Delta struct {
 	LeasesGone   []ID
 	Tombs        []TombRec
 	TombsGone    []ID
+
+	then  *Delta // the part Capture copied next, applied after this one
+	whole bool   // no change was left to copy after this part
 }
 
-// Capture copies what changed since the previous capture. It holds the lock
-// only for that copy, so its cost follows the rate of change, not the size of
-// the tree; an Image turns the deltas into whole snapshots outside the lock.
-// Captures must reach one Image in order. The change lists are emptied, not
-// dropped, so the next round appends into the same memory. An id that came
-// and went since the previous capture is in no image and is left out: under
-// churn most lease ids are such.
+// defaultCaptureChunk is how many listed changes Capture copies under one
+// hold of the lock.
+const defaultCaptureChunk = 64
+
+// Capture copies what changed since the previous capture. Its cost follows
+// the rate of change, not the size of the tree; an Image turns the deltas
+// into whole snapshots outside the lock. It copies in parts of at most
+// captureChunk listed changes, each under a hold of the lock of its own,
+// other calls running between two parts (and changing what a later part
+// copies): the delta is the chain of the parts, applied in order, and says
+// what the engine held at the last part, at its Seq. Each part counts as a
+// capture of its own for what an image already holds. Captures must reach
+// one Image in order. The change lists are emptied, not dropped, so the next
+// round appends into the same memory. An id that came and went since the
+// previous part is in no image and is left out: under churn most lease ids
+// are such.
 func (e *Engine) Capture() *Delta {
+	first := e.capturePart()
+	for d := first; !d.whole; d = d.then {
+		runtime.Gosched() // a call waiting for the lock takes it before the next part does
+		d.then = e.capturePart()
+	}
+	return first
+}
+
+// capturePart copies, under one hold of the lock, at most captureChunk
+// listed changes, the latest listed first, and reports in whole whether
+// none is left.
+func (e *Engine) capturePart() *Delta {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	d := &Delta{Seq: e.seq, Time: e.last, Next: e.next, Settings: e.settings}
-	d.Nodes = make([]NodeRec, 0, min(len(e.dirty.nodes), len(e.nodes)))
-	for _, id := range e.dirty.nodes {
+	left := e.captureChunk
+	if left == 0 {
+		left = defaultCaptureChunk
+	}
+	ids := takeLast(&e.dirty.nodes, &left)
+	d.Nodes = make([]NodeRec, 0, len(ids))
+	for _, id := range ids {
 		if n := e.nodes[id]; n != nil {
 			d.Nodes = append(d.Nodes, n.record())
 			n.dirty = false
@@ -62,8 +94,9 @@ func (e *Engine) Capture() *Delta {
 			d.NodesGone = append(d.NodesGone, id)
 		}
 	}
-	d.Sessions = make([]SessionRec, 0, min(len(e.dirty.sessions), len(e.sessions)))
-	for _, id := range e.dirty.sessions {
+	ids = takeLast(&e.dirty.sessions, &left)
+	d.Sessions = make([]SessionRec, 0, len(ids))
+	for _, id := range ids {
 		if s := e.sessions[id]; s != nil {
 			d.Sessions = append(d.Sessions, s.record())
 			s.dirty = false
@@ -71,18 +104,28 @@ func (e *Engine) Capture() *Delta {
 			d.SessionsGone = append(d.SessionsGone, id)
 		}
 	}
-	e.captureLeasesLocked(d)
-	e.dirty.nodes, e.dirty.sessions, e.dirty.leases = e.dirty.nodes[:0], e.dirty.sessions[:0], e.dirty.leases[:0]
+	e.captureLeasesLocked(d, takeLast(&e.dirty.leases, &left))
 	e.captured = e.next
+	d.whole = len(e.dirty.nodes)+len(e.dirty.sessions)+len(e.dirty.leases) == 0
 	return d
+}
+
+// takeLast takes at most *left ids off the end of list and counts them off
+// *left. The ids stay valid until the list is appended to.
+func takeLast(list *[]ID, left *int) []ID {
+	k := min(*left, len(*list))
+	*left -= k
+	ids := (*list)[len(*list)-k:]
+	*list = (*list)[:len(*list)-k]
+	return ids
 }
 
 // captureLeasesLocked copies the listed lease ids: a live lease and a
 // tombstone share their id, so each id is looked up as both.
-func (e *Engine) captureLeasesLocked(d *Delta) {
-	d.Leases = make([]LeaseRec, 0, min(len(e.dirty.leases), len(e.leases)))
-	d.Tombs = make([]TombRec, 0, min(len(e.dirty.leases), len(e.tombs)))
-	for _, id := range e.dirty.leases {
+func (e *Engine) captureLeasesLocked(d *Delta, ids []ID) {
+	d.Leases = make([]LeaseRec, 0, min(len(ids), len(e.leases)))
+	d.Tombs = make([]TombRec, 0, min(len(ids), len(e.tombs)))
+	for _, id := range ids {
 		if l := e.leases[id]; l != nil {
 			d.Leases = append(d.Leases, l.record())
 		} else if id < e.captured {
@@ -134,14 +177,16 @@ func NewImage(st *Snapshot) *Image {
 	return im
 }
 
-// Apply folds a delta into the image. Each record is copied out of the
+// Apply folds a delta into the image, each of its parts in order. Each record is copied out of the
 // delta, so a record that stays current does not keep its delta alive.
 func (im *Image) Apply(d *Delta) {
-	im.seq, im.time, im.next, im.settings = d.Seq, d.Time, d.Next, d.Settings
-	merge(im.nodes, d.Nodes, d.NodesGone, func(r *NodeRec) ID { return r.ID })
-	merge(im.sessions, d.Sessions, d.SessionsGone, func(r *SessionRec) ID { return r.ID })
-	merge(im.leases, d.Leases, d.LeasesGone, func(r *LeaseRec) ID { return r.ID })
-	merge(im.tombs, d.Tombs, d.TombsGone, func(r *TombRec) ID { return r.ID })
+	for ; d != nil; d = d.then {
+		im.seq, im.time, im.next, im.settings = d.Seq, d.Time, d.Next, d.Settings
+		merge(im.nodes, d.Nodes, d.NodesGone, func(r *NodeRec) ID { return r.ID })
+		merge(im.sessions, d.Sessions, d.SessionsGone, func(r *SessionRec) ID { return r.ID })
+		merge(im.leases, d.Leases, d.LeasesGone, func(r *LeaseRec) ID { return r.ID })
+		merge(im.tombs, d.Tombs, d.TombsGone, func(r *TombRec) ID { return r.ID })
+	}
 }
 
 func merge[T any](into map[ID]*T, recs []T, gone []ID, id func(*T) ID) {

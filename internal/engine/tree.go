@@ -1,5 +1,7 @@
 package engine
 
+import "runtime"
+
 // NodeInfo describes a node as it is now.
 type NodeInfo struct {
 	ID       ID
@@ -286,40 +288,97 @@ type Page struct {
 	Size  int // 0: DefaultPageSize; at most MaxPageSize
 }
 
-// DefaultPageSize and MaxPageSize bound the children one Describe copies, so
-// that a describe holds the engine lock for O(log children + page), whatever
-// the node's width.
+// DefaultPageSize and MaxPageSize bound the children one Describe copies.
 const (
 	DefaultPageSize = 1000
 	MaxPageSize     = 5000
 )
 
+// describeChunk is how many children Describe copies under one hold of the
+// engine lock. A page is copied a chunk at a time, each chunk in O(log
+// children + chunk), so a describe delays other calls by no more than one
+// chunk, whatever the node's width and the page size.
+const describeChunk = 64
+
+// size is how many children the page asks for: Size, or DefaultPageSize for
+// 0; none without a page.
+func (p *Page) size() (int, error) {
+	switch {
+	case p == nil:
+		return 0, nil
+	case p.Size == 0:
+		return DefaultPageSize, nil
+	case p.Size < 0 || p.Size > MaxPageSize:
+		return 0, invalid("page_size", "must be 1 to %d, or 0 for %d, got %d", MaxPageSize, DefaultPageSize, p.Size)
+	}
+	return p.Size, nil
+}
+
+// described is what Describe has copied so far.
+type described struct {
+	node     NodeInfo
+	kids     []NodeInfo
+	children int     // how many children the node had at the last chunk
+	buf      []*node // the children of the chunk being copied
+	next     ID      // the After of the next chunk; 0 when no child follows
+}
+
 // Describe returns a node and, when page is not nil, one page of its
 // children (the active ones and those ended within their retention) and the
-// After of the next page: 0 when this page is the last.
+// After of the next page: 0 when this page is the last. The page is copied
+// describeChunk children at a time, each chunk under a hold of the engine
+// lock of its own, other calls running between two chunks: each child is
+// described as it was when its chunk was copied, and the node as it was at
+// the last chunk. Should the node leave the caller's reach between two
+// chunks (removed after its retention, or the caller's session ended), the
+// page ends short at the last child copied; the next page then answers why.
 func (e *Engine) Describe(c *Call, id ID, page *Page) (NodeInfo, []NodeInfo, ID, error) {
-	size := DefaultPageSize
-	if page != nil && page.Size != 0 {
-		if page.Size < 0 || page.Size > MaxPageSize {
-			return NodeInfo{}, nil, 0, invalid("page_size", "must be 1 to %d, or 0 for %d, got %d", MaxPageSize, DefaultPageSize, page.Size)
-		}
-		size = page.Size
+	size, err := page.size()
+	if err != nil {
+		return NodeInfo{}, nil, 0, err
 	}
+	var d described
+	if page != nil { // the memory a page is copied into is made outside the lock
+		d.next = page.After
+		d.kids = make([]NodeInfo, 0, min(size, describeChunk))
+		d.buf = make([]*node, 0, describeChunk)
+	}
+	if err := e.describeStep(c, id, size, &d); err != nil {
+		return NodeInfo{}, nil, 0, err
+	}
+	if d.next != 0 && len(d.kids) < size {
+		kids := make([]NodeInfo, len(d.kids), min(size, max(d.children, len(d.kids))))
+		copy(kids, d.kids)
+		d.kids = kids
+	}
+	for d.next != 0 && len(d.kids) < size {
+		runtime.Gosched() // a call waiting for the lock takes it before the next chunk does
+		if e.describeStep(c, id, size, &d) != nil {
+			break
+		}
+	}
+	return d.node, d.kids, d.next, nil
+}
+
+// describeStep copies, under one hold of the lock, node id and at
+// most describeChunk of its children after d.next, up to size in all.
+func (e *Engine) describeStep(c *Call, id ID, size int, d *described) error {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	now := e.clockLocked()
 	defer e.finishLocked(c, now)
 	_, n, err := e.callerLocked(c, id)
 	if err != nil {
-		return NodeInfo{}, nil, 0, err
+		return err
 	}
-	if page == nil {
-		return n.info(now), nil, 0, nil
+	d.node = n.info(now)
+	if size == 0 {
+		return nil
 	}
-	kids, next := n.order.page(page.After, size)
-	infos := make([]NodeInfo, len(kids))
-	for i, ch := range kids {
-		infos[i] = ch.info(now)
+	d.children = n.order.len()
+	d.buf, d.next = n.order.appendPage(d.buf[:0], d.next, min(describeChunk, size-len(d.kids)))
+	for _, ch := range d.buf {
+		d.kids = append(d.kids, ch.info(now))
 	}
-	return n.info(now), infos, next, nil
+	return nil
 }

@@ -196,11 +196,19 @@ func (h *hub) applyLocked(ev *engine.Event) {
 	case engine.KindNodeCreated:
 		h.createdLocked(ev)
 	case engine.KindNodeEnded, engine.KindNodeEnding:
-		// A node_ending's subtree ends here at once: the nodes_ended steps
-		// that follow end nodes this copy has ended already.
 		if n := h.nodes[ev.Node]; n != nil && n.state == engine.Active {
 			n.byOwner = ev.Owner != 0
-			h.endLocked(n, ev.State, ev.Time, nil)
+			if ev.Kind == engine.KindNodeEnding && !h.subtreeWatchedLocked(n) {
+				h.endOneLocked(n, ev.State, ev.Time, nil) // the nodes_ended steps that follow end the rest
+			} else {
+				h.endLocked(n, ev.State, ev.Time, nil)
+			}
+		}
+	case engine.KindNodesEnded:
+		for _, id := range ev.IDs {
+			if n := h.nodes[id]; n != nil && n.state == engine.Active && n.parent != nil {
+				h.endStepLocked(n)
+			}
 		}
 	case engine.KindNodesRemoved, engine.KindKeysForgotten:
 		for _, id := range ev.IDs {
@@ -266,6 +274,58 @@ func (n *mnode) reason() string {
 	default:
 		return fmt.Sprintf("%s: its ancestor %q (node %d) was %s", endedReason(n.state, false), c.name, c.id, endedReason(c.state, false))
 	}
+}
+
+// endOneLocked ends n alone, as endLocked does.
+func (h *hub) endOneLocked(n *mnode, st engine.State, at int64, cause *mnode) {
+	n.state, n.changed, n.cause = st, at, cause
+	h.deliverLocked(n)
+}
+
+// A node_ending's subtree ends here a nodes_ended step at a time, as the
+// record ends it, so that the writer goroutine, which publishes, never walks
+// a wide subtree at once: the node ends alone, and each node of a step
+// after it. A watcher of a subtree must hear of every node in it before its
+// stream ends with the node's own end, which the steps, parents first, do
+// not give: while one follows the node's subtree or a subtree beneath it,
+// the node ends with its whole subtree at once, and the steps then find
+// their nodes ended already.
+
+// subtreeWatchedLocked reports whether a watcher follows the subtree of n
+// or of a node beneath it. It looks at every watched node.
+func (h *hub) subtreeWatchedLocked(n *mnode) bool {
+	for id, ws := range h.byNode {
+		for w := range ws {
+			if w.subtree && h.nodes[id].within(n) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// endStepLocked ends n, a node of a nodes_ended step, alone, as its ended
+// parent makes it, naming as the cause the topmost ended node above it.
+func (h *hub) endStepLocked(n *mnode) {
+	top := n.parent
+	for top.parent != nil && top.parent.state != engine.Active {
+		top = top.parent
+	}
+	st := engine.Cancelled
+	if n.parent.state == engine.DeadlineExceeded {
+		st = engine.DeadlineExceeded
+	}
+	h.endOneLocked(n, st, n.parent.changed, top)
+}
+
+// within reports whether n is scope or lies beneath it; false for nil.
+func (n *mnode) within(scope *mnode) bool {
+	for a := n; a != nil; a = a.parent {
+		if a == scope {
+			return true
+		}
+	}
+	return false
 }
 
 func (h *hub) removeLocked(n *mnode) {

@@ -96,6 +96,12 @@ func (h *hub) usageLocked(ev *engine.Event) {
 			h.revokedLocked(n)
 			h.changedLocked(ev.Node)
 		}
+	case engine.KindNodeEnding: // its subtree's leases end with the nodes_ended steps
+		h.revokedOwnLocked(ev.Node)
+	case engine.KindNodesEnded:
+		for _, id := range ev.IDs {
+			h.revokedOwnLocked(id)
+		}
 	case engine.KindNodesRemoved, engine.KindKeysForgotten:
 		for _, id := range ev.IDs {
 			if n := h.nodes[id]; n != nil && n.parent != nil {
@@ -113,6 +119,15 @@ func (h *hub) revokedLocked(n *mnode) {
 	for _, ch := range n.children {
 		h.revokedLocked(ch)
 	}
+}
+
+// revokedOwnLocked forgets the leases acquired on node id itself, which
+// its end revokes, and marks it changed.
+func (h *hub) revokedOwnLocked(id engine.ID) {
+	for l := range h.usage.byNode[id] {
+		h.usage.drop(l)
+	}
+	h.changedLocked(id)
 }
 
 // changedLocked marks node id and its ancestors changed for the usage
