@@ -10,13 +10,12 @@ import (
 	"governor.dev/governor/internal/engine"
 )
 
-// A snapshot is stored gzip-compressed at the fastest level. Its encoding
-// is about 180 bytes a node and compresses about tenfold, and the smaller
-// write matters more than the CPU: SQLite has one writer, so every commit
-// waits while a snapshot is written. Compressing runs on the snapshot
-// goroutine, outside every lock. A snapshot stored without compression (as
-// it was before) still loads: its encoding starts with '{', never with
-// gzip's magic bytes.
+// A snapshot is stored gzip-compressed at the fastest level: the smaller
+// write matters more than the CPU, because SQLite has one writer and every
+// commit waits while a snapshot is written. Compressing runs on the
+// snapshot goroutine, outside every lock. A snapshot stored without
+// compression (as it was before) still loads: its encoding starts with the
+// binary mark or '{', never with gzip's magic bytes.
 var gzipMagic = []byte{0x1f, 0x8b}
 
 // pack compresses an encoded snapshot for storage.
