@@ -1,8 +1,10 @@
 package durable
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
+	"io"
 	"math"
 	"reflect"
 	"testing"
@@ -81,13 +83,14 @@ func jsonRecord(t *testing.T, scratch, url string, clk *testclock.Clock) *engine
 	}
 	st, err := json.Marshal(mid.Dump())
 	must(t, err)
-	packed, err := pack(st)
+	var packed bytes.Buffer
+	_, err = pack(&packed, func(w io.Writer) (int64, error) { n, err := w.Write(st); return int64(n), err })
 	must(t, err)
 	b, err = eventlog.Open(ctx, url, quiet())
 	must(t, err)
 	defer b.Close()
 	must(t, b.Append(ctx, recs))
-	must(t, b.SaveSnapshot(ctx, eventlog.Snapshot{Seq: mid.Seq(), Time: recs[len(recs)/2-1].Time, Data: packed}))
+	must(t, b.SaveSnapshot(ctx, eventlog.Snapshot{Seq: mid.Seq(), Time: recs[len(recs)/2-1].Time, Data: packed.Bytes()}))
 	return want
 }
 

@@ -18,21 +18,18 @@ import (
 // binary mark or '{', never with gzip's magic bytes.
 var gzipMagic = []byte{0x1f, 0x8b}
 
-// pack compresses an encoded snapshot for storage.
-func pack(raw []byte) ([]byte, error) {
-	var buf bytes.Buffer
-	buf.Grow(len(raw)/8 + 64)
-	zw, err := gzip.NewWriterLevel(&buf, flate.BestSpeed)
+// pack writes what write writes, compressed for storage, to w, and
+// returns how many bytes write wrote before compression.
+func pack(w io.Writer, write func(io.Writer) (int64, error)) (int64, error) {
+	zw, err := gzip.NewWriterLevel(w, flate.BestSpeed)
 	if err != nil {
-		return nil, err
+		return 0, err
 	}
-	if _, err := zw.Write(raw); err != nil {
-		return nil, err
+	n, err := write(zw)
+	if err != nil {
+		return n, err
 	}
-	if err := zw.Close(); err != nil {
-		return nil, err
-	}
-	return buf.Bytes(), nil
+	return n, zw.Close()
 }
 
 // unpack returns the encoding of a stored snapshot, compressed or not.

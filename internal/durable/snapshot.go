@@ -1,6 +1,7 @@
 package durable
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"time"
@@ -46,28 +47,26 @@ func (s *Store) count(err error, img *engine.Image) {
 // snapshot captures what changed (the only step under the engine lock),
 // merges it into the image, waits until the events it covers are on record,
 // and saves it compressed; the save deletes those events in the same
-// transaction.
+// transaction. The image is encoded and compressed a record at a time, so
+// the only buffer that grows with the tree is the compressed snapshot.
 func (s *Store) snapshot(img *engine.Image) error {
 	start := time.Now()
 	img.Apply(s.Engine.Capture())
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
-	st := img.Snapshot()
-	if err := s.writer.Wait(ctx, st.Seq); err != nil {
-		return fmt.Errorf("wait for events up to %d: %w", st.Seq, err)
+	seq := img.Seq()
+	if err := s.writer.Wait(ctx, seq); err != nil {
+		return fmt.Errorf("wait for events up to %d: %w", seq, err)
 	}
-	raw, err := st.Encode()
+	var data bytes.Buffer
+	raw, err := pack(&data, img.WriteTo)
 	if err != nil {
-		return fmt.Errorf("encode snapshot: %w", err)
+		return fmt.Errorf("encode and compress snapshot: %w", err)
 	}
-	data, err := pack(raw)
-	if err != nil {
-		return fmt.Errorf("compress snapshot: %w", err)
-	}
-	if err := s.backend.SaveSnapshot(ctx, eventlog.Snapshot{Seq: st.Seq, Time: st.Time, Data: data}); err != nil {
+	if err := s.backend.SaveSnapshot(ctx, eventlog.Snapshot{Seq: seq, Time: img.Time(), Data: data.Bytes()}); err != nil {
 		return fmt.Errorf("save snapshot: %w", err)
 	}
-	s.log.Debug("snapshot saved", "seq", st.Seq, "nodes", len(st.Nodes), "bytes", len(raw), "stored_bytes", len(data), "took", time.Since(start))
+	s.log.Debug("snapshot saved", "seq", seq, "nodes", img.Nodes(), "bytes", raw, "stored_bytes", data.Len(), "took", time.Since(start))
 	return nil
 }
 

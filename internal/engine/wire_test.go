@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"math/rand"
@@ -173,3 +174,49 @@ func TestDecodeRefusesWrongWireTypes(t *testing.T) {
 }
 
 func isCorrupt(err error) bool { return errors.Is(err, ErrCorrupt) }
+
+// TestImageWritesItsSnapshot checks that an image written a record at a time
+// is the encoding of its snapshot, byte for byte, in chunks of about
+// imageChunk, and that a failing writer's error is returned.
+func TestImageWritesItsSnapshot(t *testing.T) {
+	e := New(Options{Clock: newFakeClock()})
+	c := &Call{}
+	for i := range 3000 {
+		_, err := e.Create(c, RootID, Spec{Name: fmt.Sprint("n", i), Quotas: map[string]int64{"http": int64(i)}})
+		must(t, err)
+	}
+	im := NewImage(nil)
+	im.Apply(e.Capture())
+	want, err := im.Snapshot().Encode()
+	must(t, err)
+	var got chunks
+	n, err := im.WriteTo(&got)
+	must(t, err)
+	if !bytes.Equal(got.Bytes(), want) || n != int64(len(want)) {
+		t.Fatalf("WriteTo wrote %d bytes (said %d), not the snapshot's %d-byte encoding", got.Len(), n, len(want))
+	}
+	if got.writes < len(want)/imageChunk || got.largest > imageChunk+1024 {
+		t.Fatalf("WriteTo wrote %d bytes in %d writes of up to %d bytes, want chunks of about %d", len(want), got.writes, got.largest, imageChunk)
+	}
+	if _, err := im.WriteTo(failingWriter{}); !errors.Is(err, errWriteFailed) {
+		t.Fatalf("WriteTo into a failing writer returned %v", err)
+	}
+}
+
+// chunks is a buffer that counts the writes into it.
+type chunks struct {
+	bytes.Buffer
+	writes, largest int
+}
+
+func (c *chunks) Write(p []byte) (int, error) {
+	c.writes++
+	c.largest = max(c.largest, len(p))
+	return c.Buffer.Write(p)
+}
+
+var errWriteFailed = errors.New("write failed")
+
+type failingWriter struct{}
+
+func (failingWriter) Write([]byte) (int, error) { return 0, errWriteFailed }
