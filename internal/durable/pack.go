@@ -32,6 +32,18 @@ func pack(w io.Writer, write func(io.Writer) (int64, error)) (int64, error) {
 	return n, zw.Close()
 }
 
+// counter counts what passes through it to w.
+type counter struct {
+	w io.Writer
+	n int64
+}
+
+func (c *counter) Write(p []byte) (int, error) {
+	n, err := c.w.Write(p)
+	c.n += int64(n)
+	return n, err
+}
+
 // unpack returns the encoding of a stored snapshot, compressed or not.
 func unpack(stored []byte) ([]byte, error) {
 	if !bytes.HasPrefix(stored, gzipMagic) {

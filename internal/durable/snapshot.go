@@ -1,13 +1,12 @@
 package durable
 
 import (
-	"bytes"
 	"context"
 	"fmt"
+	"io"
 	"time"
 
 	"governor.dev/governor/internal/engine"
-	"governor.dev/governor/internal/eventlog"
 )
 
 // snapshots runs until Close, saving a snapshot each time the sink asks.
@@ -46,9 +45,9 @@ func (s *Store) count(err error, img *engine.Image) {
 
 // snapshot captures what changed (the only step under the engine lock),
 // merges it into the image, waits until the events it covers are on record,
-// and saves it compressed; the save deletes those events in the same
-// transaction. The image is encoded and compressed a record at a time, so
-// the only buffer that grows with the tree is the compressed snapshot.
+// and streams it, compressed, into the record, which publishes it and
+// deletes those events in one transaction. The image is encoded, compressed
+// and stored a chunk at a time: no buffer grows with the tree.
 func (s *Store) snapshot(img *engine.Image) error {
 	start := time.Now()
 	img.Apply(s.Engine.Capture())
@@ -58,15 +57,17 @@ func (s *Store) snapshot(img *engine.Image) error {
 	if err := s.writer.Wait(ctx, seq); err != nil {
 		return fmt.Errorf("wait for events up to %d: %w", seq, err)
 	}
-	var data bytes.Buffer
-	raw, err := pack(&data, img.WriteTo)
+	var raw int64
+	stored := &counter{}
+	err := s.backend.StreamSnapshot(ctx, seq, img.Time(), func(w io.Writer) (err error) {
+		stored.w = w
+		raw, err = pack(stored, img.WriteTo)
+		return err
+	})
 	if err != nil {
-		return fmt.Errorf("encode and compress snapshot: %w", err)
-	}
-	if err := s.backend.SaveSnapshot(ctx, eventlog.Snapshot{Seq: seq, Time: img.Time(), Data: data.Bytes()}); err != nil {
 		return fmt.Errorf("save snapshot: %w", err)
 	}
-	s.log.Debug("snapshot saved", "seq", seq, "nodes", img.Nodes(), "bytes", raw, "stored_bytes", data.Len(), "took", time.Since(start))
+	s.log.Debug("snapshot saved", "seq", seq, "nodes", img.Nodes(), "bytes", raw, "stored_bytes", stored.n, "took", time.Since(start))
 	return nil
 }
 
