@@ -1,9 +1,6 @@
 package engine
 
-import (
-	"encoding/json"
-	"fmt"
-)
+import "fmt"
 
 // Kind says what an event records.
 type Kind uint8
@@ -116,7 +113,7 @@ func (ev *Event) Encode() ([]byte, error) { return appendEvent(make([]byte, 0, 6
 // before the binary form were) JSON. It checks the shape, not whether the
 // event fits the tree; replay checks that.
 func DecodeEvent(data []byte) (*Event, error) {
-	ev, err := decodeEventForm(data)
+	ev, err := decodeForm(data, "event", decodeEvent)
 	if err != nil {
 		return nil, err
 	}
@@ -127,18 +124,4 @@ func DecodeEvent(data []byte) (*Event, error) {
 		return nil, corrupt("event without a sequence number")
 	}
 	return ev, nil
-}
-
-func decodeEventForm(data []byte) (*Event, error) {
-	switch {
-	case len(data) > 0 && data[0] == binaryMark:
-		return decodeEvent(data[1:])
-	case len(data) > 0 && data[0] == '{':
-		ev := new(Event)
-		if err := json.Unmarshal(data, ev); err != nil {
-			return nil, corrupt("decode event: %v", err)
-		}
-		return ev, nil
-	}
-	return nil, corrupt("decode event: %d bytes that start with neither the binary mark nor '{'", len(data))
 }

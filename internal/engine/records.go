@@ -1,9 +1,6 @@
 package engine
 
-import (
-	"encoding/json"
-	"sort"
-)
+import "sort"
 
 // Snapshot is the whole engine at one sequence number, in a stable order: what a
 // snapshot stores. Queued acquires are not part of it: their callers are gone
@@ -181,17 +178,7 @@ func (st *Snapshot) Encode() ([]byte, error) {
 // written before the binary form were) JSON. Restore checks that it forms a
 // valid tree.
 func DecodeSnapshot(data []byte) (*Snapshot, error) {
-	switch {
-	case len(data) > 0 && data[0] == binaryMark:
-		return decodeSnapshot(data[1:])
-	case len(data) > 0 && data[0] == '{':
-		st := new(Snapshot)
-		if err := json.Unmarshal(data, st); err != nil {
-			return nil, corrupt("decode snapshot: %v", err)
-		}
-		return st, nil
-	}
-	return nil, corrupt("decode snapshot: %d bytes that start with neither the binary mark nor '{'", len(data))
+	return decodeForm(data, "snapshot", decodeSnapshot)
 }
 
 // sort puts every list in id order, so equal states encode equally.

@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"encoding/json"
 	"math"
 	"slices"
 
@@ -14,6 +15,22 @@ import (
 // numbers are part of the record, listed in docs/record.md: never reuse one.
 // A reader skips the fields it does not know, so a field may be added.
 const binaryMark byte = 0x01
+
+// decodeForm reads a stored what (an event, a snapshot) in either form:
+// binary, through binary (given what follows the mark), or JSON.
+func decodeForm[T any](data []byte, what string, binary func([]byte) (*T, error)) (*T, error) {
+	switch {
+	case len(data) > 0 && data[0] == binaryMark:
+		return binary(data[1:])
+	case len(data) > 0 && data[0] == '{':
+		v := new(T)
+		if err := json.Unmarshal(data, v); err != nil {
+			return nil, corrupt("decode %s: %v", what, err)
+		}
+		return v, nil
+	}
+	return nil, corrupt("decode %s: %d bytes that start with neither the binary mark nor '{'", what, len(data))
+}
 
 // enc appends protobuf fields to a buffer. Zero values are left out, as
 // proto3 does; a pointer that is set is written even when what it points to

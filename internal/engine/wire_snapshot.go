@@ -97,10 +97,7 @@ func appendSessionRec(b []byte, r *SessionRec) []byte {
 func appendLeaseRec(b []byte, r *LeaseRec) []byte {
 	e := enc{b: b}
 	e.msg(7, func() {
-		e.uint(1, uint64(r.ID))
-		e.uint(2, uint64(r.Node))
-		e.uint(3, uint64(r.Session))
-		e.str(4, r.Class)
+		e.holder(r.ID, r.Node, r.Session, r.Class)
 		e.int(5, r.Granted)
 		e.int(6, r.Until)
 	})
@@ -110,10 +107,7 @@ func appendLeaseRec(b []byte, r *LeaseRec) []byte {
 func appendTombRec(b []byte, r *TombRec) []byte {
 	e := enc{b: b}
 	e.msg(8, func() {
-		e.uint(1, uint64(r.ID))
-		e.uint(2, uint64(r.Node))
-		e.uint(3, uint64(r.Session))
-		e.str(4, r.Class)
+		e.holder(r.ID, r.Node, r.Session, r.Class)
 		e.uint(5, uint64(r.Outcome))
 		e.int(6, r.Ended)
 		e.int(7, r.Until)
@@ -317,17 +311,38 @@ func (d *dec) memRec(msg []byte) (m MemRec) {
 	return m
 }
 
+// holder writes what a lease and its tombstone share: fields 1 to 4.
+func (e *enc) holder(id, node, session ID, class string) {
+	e.uint(1, uint64(id))
+	e.uint(2, uint64(node))
+	e.uint(3, uint64(session))
+	e.str(4, class)
+}
+
+// holder reads field f if it is one of those enc.holder writes, and says
+// whether it was.
+func (d *dec) holder(f field, id, node, session *ID, class *string) bool {
+	switch f.num {
+	case 1:
+		*id = ID(d.uint(f))
+	case 2:
+		*node = ID(d.uint(f))
+	case 3:
+		*session = ID(d.uint(f))
+	case 4:
+		*class = d.key(f)
+	default:
+		return false
+	}
+	return true
+}
+
 func (d *dec) leaseRec(msg []byte) (r LeaseRec) {
 	d.fields(msg, func(f field) {
+		if d.holder(f, &r.ID, &r.Node, &r.Session, &r.Class) {
+			return
+		}
 		switch f.num {
-		case 1:
-			r.ID = ID(d.uint(f))
-		case 2:
-			r.Node = ID(d.uint(f))
-		case 3:
-			r.Session = ID(d.uint(f))
-		case 4:
-			r.Class = d.key(f)
 		case 5:
 			r.Granted = d.int(f)
 		case 6:
@@ -339,15 +354,10 @@ func (d *dec) leaseRec(msg []byte) (r LeaseRec) {
 
 func (d *dec) tombRec(msg []byte) (r TombRec) {
 	d.fields(msg, func(f field) {
+		if d.holder(f, &r.ID, &r.Node, &r.Session, &r.Class) {
+			return
+		}
 		switch f.num {
-		case 1:
-			r.ID = ID(d.uint(f))
-		case 2:
-			r.Node = ID(d.uint(f))
-		case 3:
-			r.Session = ID(d.uint(f))
-		case 4:
-			r.Class = d.key(f)
 		case 5:
 			r.Outcome = Outcome(d.small(f))
 		case 6:

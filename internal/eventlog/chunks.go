@@ -106,24 +106,53 @@ func (c *chunker) flush() error {
 	return nil
 }
 
-// joinChunks reads a chunked snapshot's data: next yields its chunks in
-// order (ok false after the last), which must number 0 to chunks-1.
-func joinChunks(chunks int64, next func() (n int64, data []byte, ok bool, err error)) ([]byte, error) {
+// chunkRows is the rows of sqlReadChunks, as database/sql and pgx both
+// give them.
+type chunkRows interface {
+	Next() bool
+	Scan(dest ...any) error
+	Err() error
+}
+
+// joinChunks reads a chunked snapshot's data from its rows, which must
+// number its chunks 0 to chunks-1.
+func joinChunks(chunks int64, rows chunkRows) ([]byte, error) {
 	var out []byte
-	for i := int64(0); ; i++ {
-		n, data, ok, err := next()
-		if err != nil {
+	var i int64
+	for ; rows.Next(); i++ {
+		var n int64
+		var data []byte
+		if err := rows.Scan(&n, &data); err != nil {
 			return nil, err
-		}
-		if !ok {
-			if i != chunks {
-				return nil, corruptError("snapshot has %d of its %d chunks", i, chunks)
-			}
-			return nonNil(out), nil
 		}
 		if n != i {
 			return nil, corruptError("snapshot chunk %d found where %d comes next", n, i)
 		}
 		out = append(out, data...)
 	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	if i != chunks {
+		return nil, corruptError("snapshot has %d of its %d chunks", i, chunks)
+	}
+	return nonNil(out), nil
+}
+
+// publishing is the statements, in order, that publish a snapshot at seq:
+// its data inline (chunks 0) or its chunks named by id. They delete the
+// events it covers, and the older snapshots with their chunks.
+func publishing(seq uint64, time int64, data []byte, id int64, chunks int) []statement {
+	return []statement{
+		{sqlDropCovered, []any{int64(seq)}},
+		{"DELETE FROM snapshots WHERE seq <= ?", []any{int64(seq)}},
+		{sqlPublish, []any{int64(seq), time, nonNil(data), id, chunks}},
+		{"DELETE FROM events WHERE seq <= ?", []any{int64(seq)}},
+	}
+}
+
+// statement is one SQL statement and its arguments.
+type statement struct {
+	q    string
+	args []any
 }

@@ -36,19 +36,9 @@ func (p *Postgres) SaveSnapshot(ctx context.Context, snap Snapshot) error {
 	})
 }
 
-// pgPublish stores the snapshot row at seq (its data inline, or its chunks
-// named) and deletes the events it covers, the older snapshots and their
-// chunks.
+// pgPublish runs the statements that publish a snapshot in tx.
 func pgPublish(ctx context.Context, tx pgx.Tx, seq uint64, time int64, data []byte, id int64, chunks int) error {
-	for _, st := range []struct {
-		q    string
-		args []any
-	}{
-		{sqlDropCovered, []any{int64(seq)}},
-		{"DELETE FROM snapshots WHERE seq <= ?", []any{int64(seq)}},
-		{sqlPublish, []any{int64(seq), time, nonNil(data), id, chunks}},
-		{"DELETE FROM events WHERE seq <= ?", []any{int64(seq)}},
-	} {
+	for _, st := range publishing(seq, time, data, id, chunks) {
 		if _, err := tx.Exec(ctx, dollars(st.q), st.args...); err != nil {
 			return err
 		}
@@ -169,11 +159,5 @@ func pgChunks(ctx context.Context, tx pgx.Tx, id, chunks int64) ([]byte, error) 
 		return nil, err
 	}
 	defer rows.Close()
-	return joinChunks(chunks, func() (n int64, data []byte, ok bool, err error) {
-		if !rows.Next() {
-			return 0, nil, false, rows.Err()
-		}
-		err = rows.Scan(&n, &data)
-		return n, data, err == nil, err
-	})
+	return joinChunks(chunks, rows)
 }

@@ -74,19 +74,9 @@ func (s *SQLite) SaveSnapshot(ctx context.Context, snap Snapshot) error {
 	})
 }
 
-// sqlitePublish stores the snapshot row at seq (its data inline, or its
-// chunks named) and deletes the events it covers, the older snapshots and
-// their chunks.
+// sqlitePublish runs the statements that publish a snapshot in tx.
 func sqlitePublish(ctx context.Context, tx *sql.Tx, seq uint64, time int64, data []byte, id int64, chunks int) error {
-	for _, st := range []struct {
-		q    string
-		args []any
-	}{
-		{sqlDropCovered, []any{int64(seq)}},
-		{"DELETE FROM snapshots WHERE seq <= ?", []any{int64(seq)}},
-		{sqlPublish, []any{int64(seq), time, nonNil(data), id, chunks}},
-		{"DELETE FROM events WHERE seq <= ?", []any{int64(seq)}},
-	} {
+	for _, st := range publishing(seq, time, data, id, chunks) {
 		if _, err := tx.ExecContext(ctx, st.q, st.args...); err != nil {
 			return err
 		}
@@ -172,14 +162,7 @@ func sqliteChunks(ctx context.Context, tx *sql.Tx, id, chunks int64) ([]byte, er
 		return nil, err
 	}
 	defer rows.Close()
-	data, err := joinChunks(chunks, func() (n int64, data []byte, ok bool, err error) {
-		if !rows.Next() {
-			return 0, nil, false, rows.Err()
-		}
-		err = rows.Scan(&n, &data)
-		return n, data, err == nil, err
-	})
-	return data, err
+	return joinChunks(chunks, rows)
 }
 
 // Close implements Backend. It releases the file for other processes.
