@@ -81,7 +81,7 @@ type Stats struct {
 type sink struct {
 	w        *eventlog.Writer
 	n        uint64 // events since the last ask
-	since    int64  // engine time of the last ask (or of the first event)
+	since    int64  // engine time of the last ask, or of the snapshot loaded, or of the first event
 	bytes    atomic.Int64
 	every    uint64
 	interval int64 // nanoseconds; 0: no time trigger
@@ -141,6 +141,7 @@ func Open(ctx context.Context, opts Options) (*Store, error) {
 		_ = b.Close()
 		return nil, err
 	}
+	s.sink.since = img.Time() // the interval runs from the loaded snapshot (0: from the first event)
 	s.writer = eventlog.NewWriter(b, s.Engine.Seq(), opts.Writer)
 	s.sink.w = s.writer
 	s.writer.Start()

@@ -2,6 +2,7 @@ package durable
 
 import (
 	"context"
+	"fmt"
 	"math"
 	"reflect"
 	"testing"
@@ -64,26 +65,43 @@ func TestSinkAsksForSnapshots(t *testing.T) {
 }
 
 // TestSnapshotAfterInterval takes a snapshot once the interval has passed,
-// after only a few events, and restarts from it to the live state.
+// after only a few events, and restarts from it to the live state; after
+// the restart the interval runs from the snapshot's time, not from the
+// first event.
 func TestSnapshotAfterInterval(t *testing.T) {
 	forEachBackend(t, func(t *testing.T, url string) {
 		clk := newClock()
 		ctx := context.Background()
-		s, err := Open(ctx, Options{URL: url, Clock: clk, SnapshotEvery: math.MaxInt64, SnapshotInterval: time.Minute, Logger: quiet()})
+		opts := Options{URL: url, Clock: clk, SnapshotEvery: math.MaxInt64, SnapshotInterval: time.Minute, Logger: quiet()}
+		s, err := Open(ctx, opts)
 		must(t, err)
 		workload(t, s, clk, 1)
 		clk.Advance(time.Minute)
-		sess, _ := workload(t, s, clk, 2)
+		workload(t, s, clk, 2)
 		waitSnapshots(t, s, 1)
 		if st := s.Stats(); st.LastSnapshot == 0 || st.Snapshots != 1 {
 			t.Fatalf("a minute and %d events after the first: %+v, want one snapshot", s.Engine.Seq(), st)
 		}
 		want := s.Engine.Dump()
 		must(t, s.Close(ctx))
-		s = open(t, url, clk, math.MaxInt64)
+		s, err = Open(ctx, opts)
+		must(t, err)
 		defer s.Close(ctx)
 		if got := s.Engine.Dump(); !reflect.DeepEqual(got, want) {
-			t.Fatalf("after a snapshot by time (session %d) the restarted engine differs from the live one", sess)
+			t.Fatalf("after a snapshot by time the restarted engine differs from the live one")
+		}
+		probe := func(i int) {
+			must(t, do(t, s, &engine.Call{}, func(c *engine.Call) error {
+				_, _, err := s.Engine.Ensure(c, engine.RootID, engine.Spec{Name: fmt.Sprint("probe-", i)}, nil)
+				return err
+			}))
+		}
+		probe(1) // a second after the snapshot's time
+		clk.Advance(59 * time.Second)
+		probe(2) // a minute after it, 59 s after the first event since the restart
+		waitSnapshots(t, s, 1)
+		if st := s.Stats(); st.Snapshots != 1 || st.LastSnapshot != s.Engine.Seq() {
+			t.Fatalf("a minute after the loaded snapshot: %+v, want a snapshot at %d", st, s.Engine.Seq())
 		}
 	})
 }
