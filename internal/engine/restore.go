@@ -44,6 +44,7 @@ func (e *Engine) restoreNodes(recs []NodeRec) error {
 	if len(recs) == 0 || recs[0].ID != RootID || recs[0].Parent != 0 || recs[0].State != Active {
 		return corrupt("snapshot does not start with an active root")
 	}
+	rest := make(usage)
 	for i := range recs {
 		r := &recs[i]
 		if r.ID == 0 || r.ID >= e.next || e.nodes[r.ID] != nil || i > 0 && r.ID <= recs[i-1].ID {
@@ -68,6 +69,9 @@ func (e *Engine) restoreNodes(recs []NodeRec) error {
 			return err
 		}
 		for k, v := range r.Res {
+			if err := rest.add(n, k, &v); err != nil {
+				return err
+			}
 			n.resource(k)
 			*n.res[k] = resState{capped: v.Capped, cap: v.Cap, used: v.Used, own: v.Own, settled: v.Settled, top: v.Top}
 			if v.Rate != nil {
@@ -87,6 +91,48 @@ func (e *Engine) restoreNodes(recs []NodeRec) error {
 			e.endedNodes++
 		}
 		e.scheduleNode(n)
+	}
+	return rest.check(e)
+}
+
+// usage is what, per node and resource, the node's children have yet to
+// account for of its used: used less own and settled, less each child's
+// used. restoreNodes fills it as it builds the nodes, reading each child's
+// usage once; every entry left must be zero.
+type usage map[nodeRes]int64
+
+type nodeRes struct {
+	id  ID
+	res string
+}
+
+// add counts resource res of n, whose parent is linked already.
+func (u usage) add(n *node, res string, v *ResRec) error {
+	if v.Used < 0 || v.Own < 0 || v.Settled < 0 {
+		return corrupt("snapshot node %d has used %d of %s but its parts add to %d", n.id, v.Used, res, v.Own+v.Settled)
+	}
+	if left := v.Used - v.Own - v.Settled; left != 0 {
+		u[nodeRes{n.id, res}] += left
+	}
+	if p := n.parent; p != nil && v.Used != 0 {
+		if p.res[res] == nil {
+			return corrupt("snapshot node %d lacks the %s usage of its child %d", p.id, res, n.id)
+		}
+		k := nodeRes{p.id, res}
+		if u[k] -= v.Used; u[k] == 0 {
+			delete(u, k)
+		}
+	}
+	return nil
+}
+
+// check fails if some node's used is not its parts' sum.
+func (u usage) check(e *Engine) error {
+	for k, left := range u {
+		if left != 0 {
+			used := e.nodes[k.id].res[k.res].used
+			return corrupt("snapshot node %d has used %d of %s but its parts add to %d", k.id, used, k.res, used-left)
+		}
 	}
 	return nil
 }
@@ -207,9 +253,6 @@ func (e *Engine) checkCounts() error {
 		if err := checkHeld(n, held[n]); err != nil {
 			return err
 		}
-		if err := checkUsed(n); err != nil {
-			return err
-		}
 	}
 	return nil
 }
@@ -229,31 +272,6 @@ func checkHeld(n *node, held map[string]int64) error {
 	for c, h := range held {
 		if n.cls[c] == nil && h != 0 {
 			return corrupt("snapshot node %d lacks its %s leases", n.id, c)
-		}
-	}
-	return nil
-}
-
-// checkUsed checks that a node's usage is its own, its settled and its
-// children's. It reads each child once: in a wide tree, reaching the
-// children is the cost.
-func checkUsed(n *node) error {
-	var kids map[string]int64
-	if len(n.children) > 0 {
-		kids = make(map[string]int64, len(n.res))
-		for _, ch := range n.children {
-			for r, crs := range ch.res {
-				if n.res[r] == nil && crs.used != 0 {
-					return corrupt("snapshot node %d lacks the %s usage of its child %d", n.id, r, ch.id)
-				}
-				kids[r] += crs.used
-			}
-		}
-	}
-	for r, rs := range n.res {
-		sum := rs.own + rs.settled + kids[r]
-		if sum != rs.used || rs.used < 0 || rs.own < 0 || rs.settled < 0 {
-			return corrupt("snapshot node %d has used %d of %s but its parts add to %d", n.id, rs.used, r, sum)
 		}
 	}
 	return nil
