@@ -52,6 +52,14 @@ type Config struct {
 	// SnapshotEvery is how many events are recorded between snapshots;
 	// 0 never snapshots.
 	SnapshotEvery int64 `yaml:"snapshot_every"`
+	// SnapshotInterval also snapshots at the first event once this long
+	// has passed since the last snapshot, however few events came; 0 never
+	// snapshots by time.
+	SnapshotInterval time.Duration `yaml:"snapshot_interval"`
+	// SnapshotBytes also snapshots at the first event once the events
+	// recorded since the last snapshot took this many bytes; 0 never
+	// snapshots by size.
+	SnapshotBytes int64 `yaml:"snapshot_bytes"`
 	// Commit bounds the group commit.
 	Commit Commit `yaml:"commit"`
 	// Log configures the structured log.

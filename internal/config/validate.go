@@ -135,6 +135,11 @@ func (c *Config) checkTimings(k *checker) {
 	k.span("retention.nodes", c.Retention.Nodes)
 	k.span("retention.tombstones", c.Retention.Tombstones)
 	k.atLeast("snapshot_every", c.SnapshotEvery, 0)
+	if c.SnapshotInterval < 0 {
+		k.add("snapshot_interval", "must be 0 (no snapshot by time) or a positive duration such as 30s or 10m, got %s", c.SnapshotInterval)
+	}
+	k.atMostSpan("snapshot_interval", c.SnapshotInterval)
+	k.atLeast("snapshot_bytes", c.SnapshotBytes, 0)
 	if c.MaxScheduleWait < 0 || c.MaxScheduleWait > 24*time.Hour {
 		k.add("max_schedule_wait", "must be between 0 (book no wait) and 24h, got %s", c.MaxScheduleWait)
 	}

@@ -187,7 +187,9 @@ func (d *Daemon) open(ctx context.Context, clock engine.Clock) error {
 			MaxScheduleWait: cfg.MaxScheduleWait,
 			KeyIdle:         cfg.Gubernator.IdleTTL,
 		},
-		SnapshotEvery: every,
+		SnapshotEvery:    every,
+		SnapshotInterval: cfg.SnapshotInterval,
+		SnapshotBytes:    cfg.SnapshotBytes,
 		Writer: eventlog.WriterOptions{
 			MaxBacklog: cfg.Commit.MaxBacklog,
 			MaxBatch:   cfg.Commit.MaxBatch,

@@ -68,12 +68,13 @@ func TestCrashLosesNothingAcknowledged(t *testing.T) {
 	})
 }
 
-// runAndKill starts a worker on url, lets it serve for d after it is ready,
-// kills it with SIGKILL and returns what it acknowledged.
-func runAndKill(t *testing.T, url string, d time.Duration) []ack {
+// runAndKill starts a worker on url (with env added to its environment),
+// lets it serve for d after it is ready, kills it with SIGKILL and returns
+// what it acknowledged.
+func runAndKill(t *testing.T, url string, d time.Duration, env ...string) []ack {
 	t.Helper()
 	cmd := exec.Command(os.Args[0], "-test.run=^$")
-	cmd.Env = append(os.Environ(), crashChildEnv+"="+url)
+	cmd.Env = append(append(os.Environ(), crashChildEnv+"="+url), env...)
 	out, err := cmd.StdoutPipe()
 	must(t, err)
 	var stderr strings.Builder
@@ -225,13 +226,21 @@ func (wallClock) Now() time.Time { return time.Now() }
 // is killed, printing each answer once the record holds it.
 func crashChild(url string) int {
 	ctx := context.Background()
-	s, err := Open(ctx, Options{URL: url, Clock: wallClock{}, SnapshotEvery: 500, Logger: quiet()})
+	wide := os.Getenv(crashWideEnv) != ""
+	every := uint64(500)
+	if wide {
+		every = 300
+	}
+	s, err := Open(ctx, Options{URL: url, Clock: wallClock{}, SnapshotEvery: every, Logger: quiet()})
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "open:", err)
 		return 1
 	}
 	w := &ackWriter{out: bufio.NewWriter(os.Stdout)}
 	tenant, tasks, err := crashTree(ctx, s)
+	if err == nil && wide {
+		err = wideTree(ctx, s)
+	}
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "setup:", err)
 		return 1

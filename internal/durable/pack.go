@@ -10,30 +10,38 @@ import (
 	"governor.dev/governor/internal/engine"
 )
 
-// A snapshot is stored gzip-compressed at the fastest level. Its encoding
-// is about 180 bytes a node and compresses about tenfold, and the smaller
-// write matters more than the CPU: SQLite has one writer, so every commit
-// waits while a snapshot is written. Compressing runs on the snapshot
-// goroutine, outside every lock. A snapshot stored without compression (as
-// it was before) still loads: its encoding starts with '{', never with
-// gzip's magic bytes.
+// A snapshot is stored gzip-compressed at the fastest level: the smaller
+// write matters more than the CPU, because SQLite has one writer and every
+// commit waits while a snapshot is written. Compressing runs on the
+// snapshot goroutine, outside every lock. A snapshot stored without
+// compression (as it was before) still loads: its encoding starts with the
+// binary mark or '{', never with gzip's magic bytes.
 var gzipMagic = []byte{0x1f, 0x8b}
 
-// pack compresses an encoded snapshot for storage.
-func pack(raw []byte) ([]byte, error) {
-	var buf bytes.Buffer
-	buf.Grow(len(raw)/8 + 64)
-	zw, err := gzip.NewWriterLevel(&buf, flate.BestSpeed)
+// pack writes what write writes, compressed for storage, to w, and
+// returns how many bytes write wrote before compression.
+func pack(w io.Writer, write func(io.Writer) (int64, error)) (int64, error) {
+	zw, err := gzip.NewWriterLevel(w, flate.BestSpeed)
 	if err != nil {
-		return nil, err
+		return 0, err
 	}
-	if _, err := zw.Write(raw); err != nil {
-		return nil, err
+	n, err := write(zw)
+	if err != nil {
+		return n, err
 	}
-	if err := zw.Close(); err != nil {
-		return nil, err
-	}
-	return buf.Bytes(), nil
+	return n, zw.Close()
+}
+
+// counter counts what passes through it to w.
+type counter struct {
+	w io.Writer
+	n int64
+}
+
+func (c *counter) Write(p []byte) (int, error) {
+	n, err := c.w.Write(p)
+	c.n += int64(n)
+	return n, err
 }
 
 // unpack returns the encoding of a stored snapshot, compressed or not.

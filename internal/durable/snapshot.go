@@ -3,10 +3,10 @@ package durable
 import (
 	"context"
 	"fmt"
+	"io"
 	"time"
 
 	"governor.dev/governor/internal/engine"
-	"governor.dev/governor/internal/eventlog"
 )
 
 // snapshots runs until Close, saving a snapshot each time the sink asks.
@@ -45,29 +45,29 @@ func (s *Store) count(err error, img *engine.Image) {
 
 // snapshot captures what changed (the only step under the engine lock),
 // merges it into the image, waits until the events it covers are on record,
-// and saves it compressed; the save deletes those events in the same
-// transaction.
+// and streams it, compressed, into the record, which publishes it and
+// deletes those events in one transaction. The image is encoded, compressed
+// and stored a chunk at a time: no buffer grows with the tree.
 func (s *Store) snapshot(img *engine.Image) error {
 	start := time.Now()
 	img.Apply(s.Engine.Capture())
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
-	st := img.Snapshot()
-	if err := s.writer.Wait(ctx, st.Seq); err != nil {
-		return fmt.Errorf("wait for events up to %d: %w", st.Seq, err)
+	seq := img.Seq()
+	if err := s.writer.Wait(ctx, seq); err != nil {
+		return fmt.Errorf("wait for events up to %d: %w", seq, err)
 	}
-	raw, err := st.Encode()
+	var raw int64
+	stored := &counter{}
+	err := s.backend.StreamSnapshot(ctx, seq, img.Time(), func(w io.Writer) (err error) {
+		stored.w = w
+		raw, err = pack(stored, img.WriteTo)
+		return err
+	})
 	if err != nil {
-		return fmt.Errorf("encode snapshot: %w", err)
-	}
-	data, err := pack(raw)
-	if err != nil {
-		return fmt.Errorf("compress snapshot: %w", err)
-	}
-	if err := s.backend.SaveSnapshot(ctx, eventlog.Snapshot{Seq: st.Seq, Time: st.Time, Data: data}); err != nil {
 		return fmt.Errorf("save snapshot: %w", err)
 	}
-	s.log.Debug("snapshot saved", "seq", st.Seq, "nodes", len(st.Nodes), "bytes", len(raw), "stored_bytes", len(data), "took", time.Since(start))
+	s.log.Debug("snapshot saved", "seq", seq, "nodes", img.Nodes(), "bytes", raw, "stored_bytes", stored.n, "took", time.Since(start))
 	return nil
 }
 

@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"log/slog"
 	"sync"
+	"sync/atomic"
+	"time"
 
 	"governor.dev/governor/internal/engine"
 	"governor.dev/governor/internal/eventlog"
@@ -24,6 +26,13 @@ type Options struct {
 	// SnapshotEvery is how many events accumulate before a snapshot; zero
 	// means 100,000.
 	SnapshotEvery uint64
+	// SnapshotInterval, if positive, also takes a snapshot at the first
+	// event once this much of the engine's time has passed since the last
+	// one, however few events came since.
+	SnapshotInterval time.Duration
+	// SnapshotBytes, if positive, also takes a snapshot at the first event
+	// once the events committed since the last one took this many bytes.
+	SnapshotBytes int64
 	// Writer tunes group commit. Its Done is the store's own and is
 	// overwritten.
 	Writer eventlog.WriterOptions
@@ -67,22 +76,41 @@ type Stats struct {
 }
 
 // sink hands every event to the writer and asks for a snapshot when enough
-// have accumulated. Emit runs with the engine lock held, which guards n.
+// events, time or bytes have accumulated since the last time it asked.
+// Emit runs with the engine lock held, which guards n and since.
 type sink struct {
-	w       *eventlog.Writer
-	n       uint64
-	every   uint64
-	trigger chan struct{}
+	w        *eventlog.Writer
+	n        uint64 // events since the last ask
+	since    int64  // engine time of the last ask, or of the snapshot loaded, or of the first event
+	bytes    atomic.Int64
+	every    uint64
+	interval int64 // nanoseconds; 0: no time trigger
+	maxBytes int64 // 0: no size trigger
+	trigger  chan struct{}
 }
 
 func (s *sink) Emit(ev *engine.Event) {
 	s.w.Add(ev)
-	if s.n++; s.n >= s.every {
-		s.n = 0
-		select {
-		case s.trigger <- struct{}{}:
-		default:
-		}
+	if s.since == 0 {
+		s.since = ev.Time
+	}
+	s.n++
+	if s.n < s.every && (s.interval == 0 || ev.Time-s.since < s.interval) && (s.maxBytes == 0 || s.bytes.Load() < s.maxBytes) {
+		return
+	}
+	s.n, s.since = 0, ev.Time
+	s.bytes.Store(0)
+	select {
+	case s.trigger <- struct{}{}:
+	default:
+	}
+}
+
+// committed counts the bytes of events on record, for the size trigger. It
+// runs on the writer goroutine.
+func (s *sink) committed(bytes int) {
+	if s.maxBytes > 0 {
+		s.bytes.Add(int64(bytes))
 	}
 }
 
@@ -91,6 +119,9 @@ func (s *sink) Emit(ev *engine.Event) {
 func Open(ctx context.Context, opts Options) (*Store, error) {
 	if opts.Clock == nil {
 		return nil, errors.New("durable: a clock is required")
+	}
+	if opts.SnapshotInterval < 0 || opts.SnapshotBytes < 0 {
+		return nil, fmt.Errorf("durable: snapshot interval %s and bytes %d must not be negative (0 turns each off)", opts.SnapshotInterval, opts.SnapshotBytes)
 	}
 	if opts.SnapshotEvery == 0 {
 		opts.SnapshotEvery = 100_000
@@ -103,13 +134,14 @@ func Open(ctx context.Context, opts Options) (*Store, error) {
 		return nil, fmt.Errorf("open event log: %w", err)
 	}
 	s := &Store{backend: b, log: opts.Logger, stop: make(chan struct{}), snapDone: make(chan struct{}), now: make(chan chan error), committed: opts.Committed}
-	s.sink = &sink{every: opts.SnapshotEvery, trigger: make(chan struct{}, 1)}
+	s.sink = &sink{every: opts.SnapshotEvery, interval: int64(opts.SnapshotInterval), maxBytes: opts.SnapshotBytes, trigger: make(chan struct{}, 1)}
 	opts.Writer.Done = s.done
 	img, err := s.load(ctx, opts)
 	if err != nil {
 		_ = b.Close()
 		return nil, err
 	}
+	s.sink.since = img.Time() // the interval runs from the loaded snapshot (0: from the first event)
 	s.writer = eventlog.NewWriter(b, s.Engine.Seq(), opts.Writer)
 	s.sink.w = s.writer
 	s.writer.Start()
@@ -133,9 +165,10 @@ func (s *Store) configure(ctx context.Context, set engine.Settings) error {
 }
 
 // done runs on the writer goroutine with each batch once it is on record:
-// it hands the batch to Options.Committed, then gives its events back to the
-// engine for reuse.
-func (s *Store) done(entries []eventlog.Entry) {
+// it counts its bytes for the size trigger, hands it to Options.Committed,
+// then gives its events back to the engine for reuse.
+func (s *Store) done(entries []eventlog.Entry, bytes int) {
+	s.sink.committed(bytes)
 	evs := s.batch[:0]
 	for _, en := range entries {
 		evs = append(evs, en.(*engine.Event))

@@ -1,9 +1,6 @@
 package engine
 
-import (
-	"encoding/json"
-	"fmt"
-)
+import "fmt"
 
 // Kind says what an event records.
 type Kind uint8
@@ -108,15 +105,17 @@ func (ev *Event) EventSeq() uint64 { return ev.Seq }
 // EventTime returns the engine's time of the event, in unix nanoseconds.
 func (ev *Event) EventTime() int64 { return ev.Time }
 
-// Encode returns the event's stored form.
-func (ev *Event) Encode() ([]byte, error) { return json.Marshal(ev) }
+// Encode returns the event's stored form: its binary encoding (see
+// docs/record.md).
+func (ev *Event) Encode() ([]byte, error) { return appendEvent(make([]byte, 0, 64), ev), nil }
 
-// DecodeEvent parses an event's stored form. It checks the shape, not whether
-// the event fits the tree; replay checks that.
+// DecodeEvent parses an event's stored form, binary or (as records written
+// before the binary form were) JSON. It checks the shape, not whether the
+// event fits the tree; replay checks that.
 func DecodeEvent(data []byte) (*Event, error) {
-	var ev Event
-	if err := json.Unmarshal(data, &ev); err != nil {
-		return nil, corrupt("decode event: %v", err)
+	ev, err := decodeForm(data, "event", decodeEvent)
+	if err != nil {
+		return nil, err
 	}
 	if ev.Kind == 0 || ev.Kind >= kindEnd {
 		return nil, corrupt("event %d has unknown kind %d", ev.Seq, ev.Kind)
@@ -124,5 +123,5 @@ func DecodeEvent(data []byte) (*Event, error) {
 	if ev.Seq == 0 {
 		return nil, corrupt("event without a sequence number")
 	}
-	return &ev, nil
+	return ev, nil
 }

@@ -1,9 +1,6 @@
 package engine
 
-import (
-	"encoding/json"
-	"sort"
-)
+import "sort"
 
 // Snapshot is the whole engine at one sequence number, in a stable order: what a
 // snapshot stores. Queued acquires are not part of it: their callers are gone
@@ -160,17 +157,30 @@ func (t *tombstone) record() TombRec {
 	return TombRec{ID: t.id, Node: t.node, Session: t.session, Class: t.class, Outcome: t.outcome, Ended: t.ended, Until: t.until}
 }
 
-// Encode returns the snapshot's stored form.
-func (st *Snapshot) Encode() ([]byte, error) { return json.Marshal(st) }
+// Encode returns the snapshot's stored form: its binary encoding (see
+// docs/record.md).
+func (st *Snapshot) Encode() ([]byte, error) {
+	b := appendSnapshotHead(make([]byte, 0, 64+64*len(st.Nodes)), st.Seq, st.Time, st.Next, &st.Settings)
+	for i := range st.Nodes {
+		b = appendNodeRec(b, &st.Nodes[i])
+	}
+	for i := range st.Sessions {
+		b = appendSessionRec(b, &st.Sessions[i])
+	}
+	for i := range st.Leases {
+		b = appendLeaseRec(b, &st.Leases[i])
+	}
+	for i := range st.Tombs {
+		b = appendTombRec(b, &st.Tombs[i])
+	}
+	return b, nil
+}
 
-// DecodeSnapshot parses a snapshot's stored form. Restore checks that it forms a
+// DecodeSnapshot parses a snapshot's stored form, binary or (as records
+// written before the binary form were) JSON. Restore checks that it forms a
 // valid tree.
 func DecodeSnapshot(data []byte) (*Snapshot, error) {
-	var st Snapshot
-	if err := json.Unmarshal(data, &st); err != nil {
-		return nil, corrupt("decode snapshot: %v", err)
-	}
-	return &st, nil
+	return decodeForm(data, "snapshot", decodeSnapshot)
 }
 
 // sort puts every list in id order, so equal states encode equally.

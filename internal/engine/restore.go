@@ -45,6 +45,7 @@ func (e *Engine) restoreNodes(recs []NodeRec) error {
 	if len(recs) == 0 || recs[0].ID != RootID || recs[0].Parent != 0 || recs[0].State != Active {
 		return corrupt("snapshot does not start with an active root")
 	}
+	rest := make(usage)
 	for i := range recs {
 		r := &recs[i]
 		if r.ID == 0 || r.ID >= e.next || e.nodes[r.ID] != nil || i > 0 && r.ID <= recs[i-1].ID {
@@ -72,6 +73,9 @@ func (e *Engine) restoreNodes(recs []NodeRec) error {
 			if v == nil {
 				return corrupt("snapshot node %d has no record of its resource %q", r.ID, k)
 			}
+			if err := rest.add(n, k, v); err != nil {
+				return err
+			}
 			rs := n.resource(k)
 			*rs = resState{capped: v.Capped, cap: v.Cap, used: v.Used, own: v.Own, settled: v.Settled, top: v.Top}
 			if v.Rate != nil {
@@ -91,6 +95,48 @@ func (e *Engine) restoreNodes(recs []NodeRec) error {
 			e.endedNodes++
 		}
 		e.scheduleNode(n)
+	}
+	return rest.check(e)
+}
+
+// usage is what, per node and resource, the node's children have yet to
+// account for of its used: used less own and settled, less each child's
+// used. restoreNodes fills it as it builds the nodes, reading each child's
+// usage once; every entry left must be zero.
+type usage map[nodeRes]int64
+
+type nodeRes struct {
+	id  ID
+	res string
+}
+
+// add counts resource res of n, whose parent is linked already.
+func (u usage) add(n *node, res string, v *ResRec) error {
+	if v.Used < 0 || v.Own < 0 || v.Settled < 0 {
+		return corrupt("snapshot node %d has used %d of %s but its parts add to %d", n.id, v.Used, res, v.Own+v.Settled)
+	}
+	if left := v.Used - v.Own - v.Settled; left != 0 {
+		u[nodeRes{n.id, res}] += left
+	}
+	if p := n.parent; p != nil && v.Used != 0 {
+		if p.res.get(res) == nil {
+			return corrupt("snapshot node %d lacks the %s usage of its child %d", p.id, res, n.id)
+		}
+		k := nodeRes{p.id, res}
+		if u[k] -= v.Used; u[k] == 0 {
+			delete(u, k)
+		}
+	}
+	return nil
+}
+
+// check fails if some node's used is not its parts' sum.
+func (u usage) check(e *Engine) error {
+	for k, left := range u {
+		if left != 0 {
+			used := e.nodes[k.id].res.get(k.res).used
+			return corrupt("snapshot node %d has used %d of %s but its parts add to %d", k.id, used, k.res, used-left)
+		}
 	}
 	return nil
 }
@@ -212,33 +258,28 @@ func (e *Engine) checkCounts() error {
 		}
 	}
 	for _, n := range e.nodes {
-		for c, cs := range n.cls {
-			if cs.held != held[n][c] {
-				return corrupt("snapshot node %d holds %d %s leases but %d are recorded", n.id, cs.held, c, held[n][c])
-			}
+		if err := checkHeld(n, held[n]); err != nil {
+			return err
 		}
-		for c, h := range held[n] {
-			if n.cls[c] == nil && h != 0 {
-				return corrupt("snapshot node %d lacks its %s leases", n.id, c)
-			}
+	}
+	return nil
+}
+
+// checkHeld checks a node's lease counts against the leases held beneath it.
+// Most nodes have neither: ranging over their empty maps is what a restart
+// of a wide tree would spend its time on.
+func checkHeld(n *node, held map[string]int64) error {
+	if len(n.cls) == 0 && len(held) == 0 {
+		return nil
+	}
+	for c, cs := range n.cls {
+		if cs.held != held[c] {
+			return corrupt("snapshot node %d holds %d %s leases but %d are recorded", n.id, cs.held, c, held[c])
 		}
-		for ch := range n.order.all() {
-			for r, crs := range ch.res.all() {
-				if rs := n.res.get(r); crs.used != 0 && rs == nil {
-					return corrupt("snapshot node %d lacks the %s usage of its child %d", n.id, r, ch.id)
-				}
-			}
-		}
-		for r, rs := range n.res.all() {
-			sum := rs.own + rs.settled
-			for ch := range n.order.all() {
-				if crs := ch.res.get(r); crs != nil {
-					sum += crs.used
-				}
-			}
-			if sum != rs.used || rs.used < 0 || rs.own < 0 || rs.settled < 0 {
-				return corrupt("snapshot node %d has used %d of %s but its parts add to %d", n.id, rs.used, r, sum)
-			}
+	}
+	for c, h := range held {
+		if n.cls[c] == nil && h != 0 {
+			return corrupt("snapshot node %d lacks its %s leases", n.id, c)
 		}
 	}
 	return nil

@@ -3,6 +3,7 @@ package eventlog
 import (
 	"context"
 	"fmt"
+	"io"
 	"log/slog"
 	neturl "net/url"
 	"strings"
@@ -44,6 +45,14 @@ type Backend interface {
 	// in order. It reads one consistent view, stops at the first error from
 	// restore or replay and returns it.
 	Load(ctx context.Context, restore func(*Snapshot) error, replay func(Record) error) error
+	// StreamSnapshot is SaveSnapshot for a snapshot written, by write, as
+	// it is stored: SQLite and PostgreSQL stage it in chunks of ChunkSize
+	// bytes, each in a transaction of its own, and publish them in one
+	// transaction that also deletes the events it covers, so no buffer the
+	// size of the snapshot is needed. If write fails or the process dies
+	// first, the record is as it was: Load never sees an unfinished
+	// snapshot, and the next StreamSnapshot deletes its chunks.
+	StreamSnapshot(ctx context.Context, seq uint64, time int64, write func(io.Writer) error) error
 	// Close releases the store. Calls after Close return ErrClosed or the
 	// driver's error.
 	Close() error

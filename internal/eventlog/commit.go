@@ -100,12 +100,14 @@ func (w *Writer) takeLocked() []Entry {
 // for reuse.
 func (w *Writer) commit(entries []Entry, recs []Record) []Record {
 	began := time.Now()
+	size := 0
 	for _, e := range entries {
 		data, err := e.Encode()
 		if err != nil {
 			w.fail(fmt.Errorf("encode event %d: %w", e.EventSeq(), err))
 			return recs
 		}
+		size += len(data)
 		recs = append(recs, Record{Seq: e.EventSeq(), Time: e.EventTime(), Data: data})
 	}
 	ctx, cancel := context.WithTimeout(w.ctx, w.opts.CommitTimeout)
@@ -120,7 +122,7 @@ func (w *Writer) commit(entries []Entry, recs []Record) []Record {
 		w.opts.OnCommit(len(recs), time.Since(began))
 	}
 	if w.opts.Done != nil {
-		w.opts.Done(entries)
+		w.opts.Done(entries, size)
 	}
 	return recs
 }

@@ -26,6 +26,9 @@ func testBackend(t *testing.T, bc backendCase) {
 		{"LoadStopsAtCallbackError", testLoadStopsAtCallbackError},
 		{"ConcurrentAppendAndSnapshot", testConcurrentAppendAndSnapshot},
 		{"ReopenPersists", testReopenPersists},
+		{"StreamSnapshot", testStreamSnapshot},
+		{"StreamSnapshotFails", testStreamSnapshotFails},
+		{"StreamSnapshotChunkLost", testStreamSnapshotChunkLost},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

@@ -1,7 +1,9 @@
 package eventlog
 
 import (
+	"bytes"
 	"context"
+	"io"
 	"slices"
 	"sync"
 )
@@ -41,20 +43,35 @@ func (m *Memory) Append(_ context.Context, recs []Record) error {
 
 // SaveSnapshot implements Backend.
 func (m *Memory) SaveSnapshot(_ context.Context, snap Snapshot) error {
-	return m.ledger.snapshot(snap.Seq, func() error {
-		m.mu.Lock()
-		defer m.mu.Unlock()
-		if m.closed {
-			return ErrClosed
+	return m.ledger.snapshot(snap.Seq, func() error { return m.put(snap) })
+}
+
+// put stores snap and deletes the events it covers.
+func (m *Memory) put(snap Snapshot) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.closed {
+		return ErrClosed
+	}
+	snap.Data = slices.Clone(nonNil(snap.Data))
+	m.snap = &snap
+	keep := 0
+	for keep < len(m.events) && m.events[keep].Seq <= snap.Seq {
+		keep++
+	}
+	m.events = slices.Clone(m.events[keep:])
+	return nil
+}
+
+// StreamSnapshot implements Backend. The memory record holds everything in
+// memory anyway: it gathers what write writes and saves it.
+func (m *Memory) StreamSnapshot(_ context.Context, seq uint64, time int64, write func(io.Writer) error) error {
+	return m.ledger.snapshot(seq, func() error {
+		var buf bytes.Buffer
+		if err := write(&buf); err != nil {
+			return err
 		}
-		snap.Data = slices.Clone(nonNil(snap.Data))
-		m.snap = &snap
-		keep := 0
-		for keep < len(m.events) && m.events[keep].Seq <= snap.Seq {
-			keep++
-		}
-		m.events = slices.Clone(m.events[keep:])
-		return nil
+		return m.put(Snapshot{Seq: seq, Time: time, Data: buf.Bytes()})
 	})
 }
 

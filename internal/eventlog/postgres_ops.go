@@ -3,6 +3,7 @@ package eventlog
 import (
 	"context"
 	"errors"
+	"io"
 
 	"github.com/jackc/pgx/v5"
 )
@@ -30,17 +31,56 @@ func (p *Postgres) SaveSnapshot(ctx context.Context, snap Snapshot) error {
 		p.wmu.Lock()
 		defer p.wmu.Unlock()
 		return p.wrap("save snapshot to", pgx.BeginFunc(ctx, p.lock, func(tx pgx.Tx) error {
-			seq := int64(snap.Seq)
-			if _, err := tx.Exec(ctx, "DELETE FROM snapshots WHERE seq <= $1", seq); err != nil {
-				return err
-			}
-			if _, err := tx.Exec(ctx, "INSERT INTO snapshots (seq, time, data) VALUES ($1, $2, $3)", seq, snap.Time, nonNil(snap.Data)); err != nil {
-				return err
-			}
-			_, err := tx.Exec(ctx, "DELETE FROM events WHERE seq <= $1", seq)
-			return err
+			return pgPublish(ctx, tx, snap.Seq, snap.Time, snap.Data, 0, 0)
 		}))
 	})
+}
+
+// pgPublish runs the statements that publish a snapshot in tx.
+func pgPublish(ctx context.Context, tx pgx.Tx, seq uint64, time int64, data []byte, id int64, chunks int) error {
+	for _, st := range publishing(seq, time, data, id, chunks) {
+		if _, err := tx.Exec(ctx, dollars(st.q), st.args...); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// StreamSnapshot implements Backend.
+func (p *Postgres) StreamSnapshot(ctx context.Context, seq uint64, time int64, write func(io.Writer) error) error {
+	return p.wrap("save snapshot to", streamSnapshot(ctx, &p.ledger, pgStager{p}, seq, time, write))
+}
+
+// pgStager streams snapshots into a PostgreSQL record, each step on the
+// connection that holds the advisory lock, as every write is.
+type pgStager struct{ p *Postgres }
+
+// tx runs fn in a transaction on the locked connection.
+func (st pgStager) tx(ctx context.Context, fn func(pgx.Tx) error) error {
+	st.p.wmu.Lock()
+	defer st.p.wmu.Unlock()
+	return pgx.BeginFunc(ctx, st.p.lock, fn)
+}
+
+func (st pgStager) begin(ctx context.Context) (id int64, err error) {
+	err = st.tx(ctx, func(tx pgx.Tx) error {
+		if _, err := tx.Exec(ctx, sqlDropStaged); err != nil {
+			return err
+		}
+		return tx.QueryRow(ctx, sqlNextChunkID).Scan(&id)
+	})
+	return id, err
+}
+
+func (st pgStager) stage(ctx context.Context, id int64, n int, data []byte) error {
+	return st.tx(ctx, func(tx pgx.Tx) error {
+		_, err := tx.Exec(ctx, dollars(sqlStageChunk), id, n, data)
+		return err
+	})
+}
+
+func (st pgStager) publish(ctx context.Context, seq uint64, time int64, id int64, chunks int) error {
+	return st.tx(ctx, func(tx pgx.Tx) error { return pgPublish(ctx, tx, seq, time, nil, id, chunks) })
 }
 
 // Load implements Backend, in one read-only REPEATABLE READ transaction.
@@ -48,13 +88,19 @@ func (p *Postgres) Load(ctx context.Context, restore func(*Snapshot) error, repl
 	opts := pgx.TxOptions{IsoLevel: pgx.RepeatableRead, AccessMode: pgx.ReadOnly}
 	return pgx.BeginTxFunc(ctx, p.pool, opts, func(tx pgx.Tx) error {
 		var r reader
-		var seq, time int64
+		var seq, time, id, chunks int64
 		var data []byte
-		err := tx.QueryRow(ctx, "SELECT seq, time, data FROM snapshots ORDER BY seq DESC LIMIT 1").Scan(&seq, &time, &data)
+		err := tx.QueryRow(ctx, sqlNewest).Scan(&seq, &time, &data, &id, &chunks)
 		if err != nil && !errors.Is(err, pgx.ErrNoRows) {
 			return p.wrap("load", err)
 		}
-		snap, err := r.snapshot(err == nil, seq, time, data)
+		found := err == nil
+		if found && chunks > 0 {
+			if data, err = pgChunks(ctx, tx, id, chunks); err != nil {
+				return p.wrap("load", err)
+			}
+		}
+		snap, err := r.snapshot(found, seq, time, data)
 		if err != nil {
 			return p.wrap("load", err)
 		}
@@ -104,4 +150,14 @@ func (p *Postgres) Close() error {
 		p.pool.Close()
 	}
 	return p.wrap("close", err)
+}
+
+// pgChunks reads the data of the snapshot stored as chunks of id.
+func pgChunks(ctx context.Context, tx pgx.Tx, id, chunks int64) ([]byte, error) {
+	rows, err := tx.Query(ctx, dollars(sqlReadChunks), id)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	return joinChunks(chunks, rows)
 }

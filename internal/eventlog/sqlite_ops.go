@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"errors"
+	"io"
 	"strings"
 )
 
@@ -68,30 +69,65 @@ func (s *SQLite) insertStmt(ctx context.Context, n int) (*sql.Stmt, error) {
 func (s *SQLite) SaveSnapshot(ctx context.Context, snap Snapshot) error {
 	return s.ledger.snapshot(snap.Seq, func() error {
 		return s.wrap("save snapshot to", s.inTx(ctx, func(tx *sql.Tx) error {
-			seq := int64(snap.Seq)
-			if _, err := tx.ExecContext(ctx, "DELETE FROM snapshots WHERE seq <= ?", seq); err != nil {
-				return err
-			}
-			if _, err := tx.ExecContext(ctx, "INSERT INTO snapshots (seq, time, data) VALUES (?, ?, ?)", seq, snap.Time, nonNil(snap.Data)); err != nil {
-				return err
-			}
-			_, err := tx.ExecContext(ctx, "DELETE FROM events WHERE seq <= ?", seq)
-			return err
+			return sqlitePublish(ctx, tx, snap.Seq, snap.Time, snap.Data, 0, 0)
 		}))
 	})
+}
+
+// sqlitePublish runs the statements that publish a snapshot in tx.
+func sqlitePublish(ctx context.Context, tx *sql.Tx, seq uint64, time int64, data []byte, id int64, chunks int) error {
+	for _, st := range publishing(seq, time, data, id, chunks) {
+		if _, err := tx.ExecContext(ctx, st.q, st.args...); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// StreamSnapshot implements Backend.
+func (s *SQLite) StreamSnapshot(ctx context.Context, seq uint64, time int64, write func(io.Writer) error) error {
+	return s.wrap("save snapshot to", streamSnapshot(ctx, &s.ledger, sqliteStager{s}, seq, time, write))
+}
+
+// sqliteStager streams snapshots into a SQLite record.
+type sqliteStager struct{ s *SQLite }
+
+func (st sqliteStager) begin(ctx context.Context) (id int64, err error) {
+	err = st.s.inTx(ctx, func(tx *sql.Tx) error {
+		if _, err := tx.ExecContext(ctx, sqlDropStaged); err != nil {
+			return err
+		}
+		return tx.QueryRowContext(ctx, sqlNextChunkID).Scan(&id)
+	})
+	return id, err
+}
+
+func (st sqliteStager) stage(ctx context.Context, id int64, n int, data []byte) error {
+	_, err := st.s.db.ExecContext(ctx, sqlStageChunk, id, n, data)
+	return err
+}
+
+func (st sqliteStager) publish(ctx context.Context, seq uint64, time int64, id int64, chunks int) error {
+	return st.s.inTx(ctx, func(tx *sql.Tx) error { return sqlitePublish(ctx, tx, seq, time, nil, id, chunks) })
 }
 
 // Load implements Backend, in one read transaction.
 func (s *SQLite) Load(ctx context.Context, restore func(*Snapshot) error, replay func(Record) error) error {
 	return s.inTx(ctx, func(tx *sql.Tx) error {
 		var r reader
-		var seq, time int64
+		var seq, time, id, chunks int64
 		var data []byte
-		err := tx.QueryRowContext(ctx, "SELECT seq, time, data FROM snapshots ORDER BY seq DESC LIMIT 1").Scan(&seq, &time, &data)
+		err := tx.QueryRowContext(ctx, sqlNewest).Scan(&seq, &time, &data, &id, &chunks)
 		if err != nil && !errors.Is(err, sql.ErrNoRows) {
 			return s.wrap("load", err)
 		}
-		snap, err := r.snapshot(err == nil, seq, time, data)
+		found := err == nil
+		if found && chunks > 0 {
+			if data, err = sqliteChunks(ctx, tx, id, chunks); err != nil {
+				return s.wrap("load", err)
+			}
+		}
+		snap, err := r.snapshot(found, seq, time, data)
 		if err != nil {
 			return s.wrap("load", err)
 		}
@@ -117,6 +153,16 @@ func (s *SQLite) Load(ctx context.Context, restore func(*Snapshot) error, replay
 		}
 		return s.wrap("load", rows.Err())
 	})
+}
+
+// sqliteChunks reads the data of the snapshot stored as chunks of id.
+func sqliteChunks(ctx context.Context, tx *sql.Tx, id, chunks int64) ([]byte, error) {
+	rows, err := tx.QueryContext(ctx, sqlReadChunks, id)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	return joinChunks(chunks, rows)
 }
 
 // Close implements Backend. It releases the file for other processes.

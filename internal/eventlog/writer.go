@@ -33,10 +33,11 @@ type WriterOptions struct {
 	// committing took. It must not block.
 	OnCommit func(events int, d time.Duration)
 	// Done, if set, is called on the writer goroutine after each successful
-	// commit and its OnCommit, with the batch's entries in sequence order.
-	// Once it returns, the writer keeps none of them, so it may hand them on
-	// for reuse. It must not block, nor keep entries.
-	Done func(entries []Entry)
+	// commit and its OnCommit, with the batch's entries in sequence order
+	// and the bytes their encodings took. Once it returns, the writer keeps
+	// none of them, so it may hand them on for reuse. It must not block, nor
+	// keep entries.
+	Done func(entries []Entry, bytes int)
 	// Logger receives the one error a failed commit logs. Nil means
 	// slog.Default().
 	Logger *slog.Logger

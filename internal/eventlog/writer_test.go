@@ -353,7 +353,7 @@ func TestWriterHandsOnOnlyCommittedEntries(t *testing.T) {
 	var mu sync.Mutex
 	var done []uint64
 	var w *Writer
-	w = startWriter(t, d, 0, WriterOptions{MaxBatch: 7, Done: func(entries []Entry) {
+	w = startWriter(t, d, 0, WriterOptions{MaxBatch: 7, Done: func(entries []Entry, _ int) {
 		mu.Lock()
 		defer mu.Unlock()
 		for _, en := range entries {

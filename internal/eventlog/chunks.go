@@ -1,0 +1,158 @@
+package eventlog
+
+import (
+	"context"
+	"io"
+	"strconv"
+	"strings"
+)
+
+// ChunkSize is the most bytes one stored chunk of a streamed snapshot holds.
+const ChunkSize = 256 << 10
+
+// The statements that store a snapshot in chunks, the same on SQLite and
+// PostgreSQL but for their placeholders (written here as ?). A snapshot
+// row names its chunks by chunk_id and their count; staged chunks that no
+// row names are left by a snapshot that never finished.
+const (
+	sqlDropStaged  = "DELETE FROM snapshot_chunks WHERE id NOT IN (SELECT chunk_id FROM snapshots)"
+	sqlNextChunkID = "SELECT COALESCE(MAX(chunk_id), 0) + 1 FROM snapshots"
+	sqlStageChunk  = "INSERT INTO snapshot_chunks (id, n, data) VALUES (?, ?, ?)"
+	sqlDropCovered = "DELETE FROM snapshot_chunks WHERE id IN (SELECT chunk_id FROM snapshots WHERE seq <= ?)"
+	sqlPublish     = "INSERT INTO snapshots (seq, time, data, chunk_id, chunks) VALUES (?, ?, ?, ?, ?)"
+	sqlReadChunks  = "SELECT n, data FROM snapshot_chunks WHERE id = ? ORDER BY n"
+	sqlNewest      = "SELECT seq, time, data, chunk_id, chunks FROM snapshots ORDER BY seq DESC LIMIT 1"
+)
+
+// dollars rewrites a statement's ? placeholders as PostgreSQL's $1, $2, ….
+func dollars(q string) string {
+	var b strings.Builder
+	n := 0
+	for _, part := range strings.SplitAfter(q, "?") {
+		if strings.HasSuffix(part, "?") {
+			n++
+			part = part[:len(part)-1] + "$" + strconv.Itoa(n)
+		}
+		b.WriteString(part)
+	}
+	return b.String()
+}
+
+// stager is what a SQL backend does to stream a snapshot, each step a
+// transaction of its own.
+type stager interface {
+	// begin drops the chunks a snapshot left unfinished and returns an
+	// id no snapshot uses.
+	begin(ctx context.Context) (int64, error)
+	// stage stores chunk n of id, where Load does not see it.
+	stage(ctx context.Context, id int64, n int, data []byte) error
+	// publish makes the chunks of id the snapshot at seq, and deletes the
+	// events it covers, the older snapshots and their chunks.
+	publish(ctx context.Context, seq uint64, time int64, id int64, chunks int) error
+}
+
+// streamSnapshot is StreamSnapshot for a SQL backend: chunks of ChunkSize
+// bytes are staged as write produces them, then published in one
+// transaction. Between two chunks the record is free for appends.
+func streamSnapshot(ctx context.Context, l *ledger, st stager, seq uint64, time int64, write func(io.Writer) error) error {
+	return l.snapshot(seq, func() error {
+		id, err := st.begin(ctx)
+		if err != nil {
+			return err
+		}
+		cw := &chunker{stage: func(n int, data []byte) error { return st.stage(ctx, id, n, data) }, buf: make([]byte, 0, ChunkSize)}
+		if err := write(cw); err != nil {
+			return err
+		}
+		if err := cw.flush(); err != nil {
+			return err
+		}
+		return st.publish(ctx, seq, time, id, cw.n)
+	})
+}
+
+// chunker cuts what is written to it into chunks of ChunkSize bytes and
+// hands each to stage.
+type chunker struct {
+	stage func(n int, data []byte) error
+	buf   []byte
+	n     int // chunks staged
+}
+
+func (c *chunker) Write(p []byte) (int, error) {
+	written := 0
+	for len(p) > 0 {
+		k := min(len(p), ChunkSize-len(c.buf))
+		c.buf = append(c.buf, p[:k]...)
+		p, written = p[k:], written+k
+		if len(c.buf) == ChunkSize {
+			if err := c.flush(); err != nil {
+				return written, err
+			}
+		}
+	}
+	return written, nil
+}
+
+func (c *chunker) flush() error {
+	if len(c.buf) == 0 {
+		return nil
+	}
+	if err := c.stage(c.n, c.buf); err != nil {
+		return err
+	}
+	c.n++
+	c.buf = c.buf[:0]
+	return nil
+}
+
+// chunkRows is the rows of sqlReadChunks, as database/sql and pgx both
+// give them.
+type chunkRows interface {
+	Next() bool
+	Scan(dest ...any) error
+	Err() error
+}
+
+// joinChunks reads a chunked snapshot's data from its rows, which must
+// number its chunks 0 to chunks-1.
+func joinChunks(chunks int64, rows chunkRows) ([]byte, error) {
+	var out []byte
+	var i int64
+	for ; rows.Next(); i++ {
+		var n int64
+		var data []byte
+		if err := rows.Scan(&n, &data); err != nil {
+			return nil, err
+		}
+		if n != i {
+			return nil, corruptError("snapshot chunk %d found where %d comes next", n, i)
+		}
+		out = append(out, data...)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	if i != chunks {
+		return nil, corruptError("snapshot has %d of its %d chunks", i, chunks)
+	}
+	return nonNil(out), nil
+}
+
+// publishing is the statements, in order, that publish a snapshot at seq:
+// its data inline (chunks 0) or its chunks named by id. They delete the
+// events it covers, and the older snapshots with their chunks.
+func publishing(seq uint64, time int64, data []byte, id int64, chunks int) []statement {
+	return []statement{
+		{sqlDropCovered, []any{int64(seq)}},
+		{"DELETE FROM snapshots WHERE seq <= ?", []any{int64(seq)}},
+		{sqlPublish, []any{int64(seq), time, nonNil(data), id, chunks}},
+		{"DELETE FROM events WHERE seq <= ?", []any{int64(seq)}},
+	}
+}
+
+// statement is one SQL statement and its arguments.
+type statement struct {
+	q    string
+	args []any
+}
