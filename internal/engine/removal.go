@@ -25,15 +25,19 @@ type removeCursor struct {
 // a removal timer looked at or a node visited, children removed before
 // their parent, in one KindNodesRemoved event. It takes a new due timer only
 // once the subtree being removed is gone. It reports whether it ran out of
-// moves, so that steps may remain. A step emits more than one event when
-// it finishes a subtree and starts another.
+// moves having made progress, so that steps may remain: a step whose every
+// move only put a timer off (a session scoped inside, a subtree inside
+// still ending) reports none, or a retention of 0, which makes a put-off
+// timer due again at once, would have Reap step for ever. A step emits more
+// than one event when it finishes a subtree and starts another.
 func (e *Engine) removeStepLocked(now int64) bool {
 	var ids []ID
 	var later []timerEntry
+	progress := false
 	left := e.stepSize()
 	for ; left > 0; left-- {
 		if len(e.removing) > 0 {
-			ids = e.removeMoveLocked(ids)
+			ids, progress = e.removeMoveLocked(ids), true
 			continue
 		}
 		ids = e.emitRemovedLocked(ids, now) // a subtree listed is gone before the next timer is looked at
@@ -41,13 +45,16 @@ func (e *Engine) removeStepLocked(now int64) bool {
 		if !ok {
 			break
 		}
-		later = e.startRemovalLocked(t.id, now, later)
+		put := len(later)
+		if later = e.startRemovalLocked(t.id, now, later); len(later) == put {
+			progress = true
+		}
 	}
 	e.emitRemovedLocked(ids, now)
 	for _, t := range later {
 		e.timers.pushRemoval(t.at, t.id)
 	}
-	return left == 0
+	return left == 0 && progress
 }
 
 // emitRemovedLocked removes the nodes listed, if any, in one event, and

@@ -178,3 +178,49 @@ func TestSessionScopedInsideKeepsTheNode(t *testing.T) {
 	}
 	must(t, checkState(f.e))
 }
+
+// TestPutOffRemovalsEndReap: with a retention of 0, removal timers that a
+// session scoped inside puts off are due again at once. Reap must still
+// return, each step that only puts timers off reporting that no step
+// remains, and remove the nodes once the session has closed.
+func TestPutOffRemovalsEndReap(t *testing.T) {
+	f := newFixture(t)
+	f.e.endStep = 2
+	set := DefaultSettings()
+	set.NodeRetention = 0
+	must(t, f.e.Configure(f.sys(), set))
+	tenant := f.tenant(Spec{Name: "t"})
+	var nodes, sessions []ID
+	for i := range 3 { // more put-off timers than a step has moves
+		p := f.create(0, tenant, Spec{Name: fmt.Sprint("p", i)})
+		g := f.create(0, p, Spec{Name: "g"})
+		sessions = append(sessions, f.session(g, time.Hour))
+		must(t, f.e.Cancel(f.sys(), p))
+		nodes = append(nodes, p, g)
+	}
+	reaped := make(chan struct{})
+	go func() {
+		f.e.Reap(f.sys())
+		close(reaped)
+	}()
+	select {
+	case <-reaped:
+	case <-time.After(time.Minute):
+		t.Fatal("Reap is still stepping a minute later, over removals a scoped session puts off")
+	}
+	for _, id := range nodes {
+		if f.e.nodes[id] == nil {
+			t.Fatalf("node %d was removed while a session is scoped to it or beneath it", id)
+		}
+	}
+	for _, s := range sessions {
+		must(t, f.e.CloseSession(&Call{Session: s}))
+	}
+	f.e.Reap(f.sys())
+	for _, id := range nodes {
+		if f.e.nodes[id] != nil {
+			t.Fatalf("node %d is still there once the session scoped beneath it closed", id)
+		}
+	}
+	must(t, checkState(f.e))
+}
