@@ -46,6 +46,7 @@ func (e *Engine) clockLocked() int64 {
 // that both its hold and its node's deadline (or its session) would end
 // ends by the earliest of them, however late the decision is taken.
 func (e *Engine) reapDueLocked(now int64) {
+	e.endOrphansLocked(now)
 	for {
 		kind, t, ok := e.timers.nextDue(now)
 		if !ok {

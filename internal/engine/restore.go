@@ -204,8 +204,9 @@ func (e *Engine) restoreSessions(recs []SessionRec) error {
 }
 
 // restoreOwners puts every active owned node on its session's list. An
-// owned node outlives its session only beneath a subtree still ending in
-// steps (endSessionLocked leaves it to them), or in a damaged snapshot.
+// owned node outlives its session beneath a subtree still ending in steps
+// (endSessionLocked leaves it to them), or when the record was cut between
+// its session's end and its own: it is then noted as orphaned.
 func (e *Engine) restoreOwners() error {
 	for _, n := range e.nodes {
 		if n.owner == 0 || n.state != Active {
@@ -215,11 +216,11 @@ func (e *Engine) restoreOwners() error {
 			continue
 		}
 		s := e.sessions[n.owner]
-		if s == nil && n.endedAbove() {
-			continue // its session ended while a step ending its subtree was still to come: left to that step
-		}
 		if s == nil {
-			return corrupt("snapshot node %d is active but its owner session %d has ended", n.id, n.owner)
+			if !n.endedAbove() {
+				e.orphaned = append(e.orphaned, n.id) // the record was cut before its end (see orphans.go)
+			}
+			continue
 		}
 		ownLocked(n, s)
 	}

@@ -176,6 +176,7 @@ func (e *Engine) applySessionEnded(ev *Event) error {
 	for n := len(s.waiters); n > 0; n = len(s.waiters) {
 		e.failWaiterLocked(s.waiters[n-1], ErrSessionEnded)
 	}
+	e.noteOrphansLocked(s)
 	s.scope.countScoped(-1)
 	s.scope.use().add(BoundSessions, -1)
 	delete(e.sessions, s.id)

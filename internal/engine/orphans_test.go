@@ -1,0 +1,49 @@
+package engine
+
+import (
+	"testing"
+	"time"
+)
+
+// TestRecordCutAfterASessionsEnd: the record holds a session's close but not
+// the ends of the nodes it owned, as when governord is killed between the
+// two commits that carry them. Replayed, and restored from a snapshot taken
+// then, the engine keeps its invariants, and its first decision ends each
+// orphan as the session's end would have: cancelled, for its owner's end.
+func TestRecordCutAfterASessionsEnd(t *testing.T) {
+	f := newFixture(t)
+	ten := f.tenant(Spec{Name: "a"})
+	owner, other := f.session(ten, time.Hour), f.session(ten, time.Hour)
+	task := f.create(owner, 0, Spec{Name: "task"})
+	child := f.create(owner, task, Spec{Name: "child"})
+	kept := f.create(other, 0, Spec{Name: "kept"})
+	must(t, f.e.CloseSession(&Call{Session: owner}))
+	cut := 0
+	for i, ev := range f.rec.events {
+		if ev.Kind == KindSessionClosed && ev.Target == owner {
+			cut = i + 1
+		}
+	}
+	if cut == 0 || cut == len(f.rec.events) {
+		t.Fatalf("the close is event %d of %d; want it followed by the nodes' ends", cut, len(f.rec.events))
+	}
+	replayed := New(Options{Clock: f.clock, Sink: &recorder{}})
+	for _, ev := range f.rec.events[:cut] {
+		must(t, replayed.Replay(ev))
+	}
+	must(t, checkState(replayed))
+	restored, err := Restore(Options{Clock: f.clock, Sink: &recorder{}}, replayed.Dump())
+	must(t, err)
+	must(t, checkState(restored))
+	for how, e := range map[string]*Engine{"replayed": replayed, "restored": restored} {
+		if inf, _, _, err := e.Describe(&Call{}, task, nil); err != nil || inf.State != Cancelled || !inf.OwnerEnded {
+			t.Fatalf("%s: the orphaned task after the next call: %+v, %v; want cancelled for its owner's end", how, inf, err)
+		}
+		for id, want := range map[ID]State{child: Cancelled, kept: Active} {
+			if n := e.nodes[id]; n.state != want {
+				t.Fatalf("%s: node %d is %v; want %v", how, id, n.state, want)
+			}
+		}
+		must(t, checkState(e))
+	}
+}
