@@ -1,7 +1,10 @@
 // Package testbin builds the project's commands for tests that run them as
 // processes of their own: each command once per test binary, into a
-// directory that Main removes when the tests end. Start runs governord so
-// built and follows its output.
+// directory that Main removes when the tests end. The commands live in the
+// module governor.dev/governor/cmd, so a build from the SDK's module finds
+// them through the repository's go.work. Start runs governord so built and
+// follows its output; Path and Launch do the same for code without a test
+// at hand, such as an Example.
 package testbin
 
 import (
