@@ -30,8 +30,9 @@ type governord struct {
 	addr string
 }
 
-// daemonConfig is what a test's governord is configured with; start writes
-// it to a file that governord reads as it reads a user's.
+// daemonConfig is what a test's governord is configured with;
+// startGovernord writes it to a file that governord reads as it reads a
+// user's.
 type daemonConfig struct {
 	dir          string // holds the file, the record and governord's own files
 	Listen       string
