@@ -9,7 +9,8 @@
 
 FROM golang:1.26 AS build
 WORKDIR /src
-COPY go.mod go.sum ./
+COPY go.work go.mod go.sum ./
+COPY cmd/go.mod cmd/go.sum cmd/
 RUN go mod download
 COPY . .
 RUN deploy/build-static.sh /out/bin && mkdir -p /out/data /out/tmp

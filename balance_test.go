@@ -5,12 +5,10 @@ import (
 	"errors"
 	"testing"
 	"time"
-
-	"governor.dev/governor/internal/config"
 )
 
 // newRateGovernord starts a governord whose tenant, team-a, has rates.
-func newRateGovernord(t *testing.T, rates map[string]config.Rate) *governord {
+func newRateGovernord(t *testing.T, rates map[string]rate) *governord {
 	t.Helper()
 	cfg := testConfig(t.TempDir())
 	cfg.Tenants[0].Rates = rates
@@ -22,7 +20,7 @@ func newRateGovernord(t *testing.T, rates map[string]config.Rate) *governord {
 // same without charging.
 func TestConsumeBalanceNamesTheTightestCap(t *testing.T) {
 	t.Parallel()
-	g := newRateGovernord(t, map[string]config.Rate{
+	g := newRateGovernord(t, map[string]rate{
 		"calls": {Limit: 10, Per: time.Minute},
 		"mail":  {Limit: 100, Per: time.Minute},
 	})
@@ -82,7 +80,7 @@ func TestConsumeBalanceNamesTheTightestCap(t *testing.T) {
 // would have been needed.
 func TestConsumeDeniedByARateCap(t *testing.T) {
 	t.Parallel()
-	g := newRateGovernord(t, map[string]config.Rate{"calls": {Limit: 2, Per: time.Minute}})
+	g := newRateGovernord(t, map[string]rate{"calls": {Limit: 2, Per: time.Minute}})
 	c := dial(t, g.addr)
 	ctx, _ := task(t, c, Spec{Name: "denied"})
 	if _, err := Consume(ctx, "calls", 2); err != nil {

@@ -1,7 +1,9 @@
 package governor
 
 import (
+	"os"
 	"os/exec"
+	"path/filepath"
 	"strings"
 	"testing"
 )
@@ -10,15 +12,15 @@ import (
 // and drivers, a terminal UI, a SQL builder, OpenTelemetry's SDK and
 // exporters (a worker configures its own), or the testing package.
 var forbiddenImports = []string{
-	"governor.dev/governor/internal/server",
-	"governor.dev/governor/internal/engine",
-	"governor.dev/governor/internal/eventlog",
-	"governor.dev/governor/internal/durable",
-	"governor.dev/governor/internal/daemon",
-	"governor.dev/governor/internal/config",
-	"governor.dev/governor/internal/metrics",
-	"governor.dev/governor/internal/adaptive",
-	"governor.dev/governor/internal/tui",
+	"governor.dev/governor/cmd/internal/server",
+	"governor.dev/governor/cmd/internal/engine",
+	"governor.dev/governor/cmd/internal/eventlog",
+	"governor.dev/governor/cmd/internal/durable",
+	"governor.dev/governor/cmd/internal/daemon",
+	"governor.dev/governor/cmd/internal/config",
+	"governor.dev/governor/cmd/internal/metrics",
+	"governor.dev/governor/cmd/internal/adaptive",
+	"governor.dev/governor/cmd/internal/tui",
 	"modernc.org/sqlite",
 	"github.com/jackc/pgx",
 	"github.com/mattn/go-sqlite3",
@@ -85,4 +87,70 @@ func allowed(pkg string) bool {
 		}
 	}
 	return false
+}
+
+// The modules no program that imports only the SDK may have in its module
+// graph: governord's own, its storage, drivers, terminal UI, command line,
+// metrics, browser tests, configuration and code generation.
+var forbiddenModules = []string{
+	"governor.dev/governor/cmd",
+	"github.com/charmbracelet/",
+	"github.com/jackc/",
+	"github.com/pressly/goose",
+	"modernc.org/",
+	"github.com/mattn/go-sqlite3",
+	"github.com/lib/pq",
+	"github.com/spf13/",
+	"github.com/chromedp/",
+	"github.com/prometheus/",
+	"github.com/bufbuild/",
+	"buf.build/",
+	"go.yaml.in/",
+	"gopkg.in/yaml",
+}
+
+// A module that imports only the SDK sees none of the daemon's modules in
+// its module graph: the SDK's go.mod requires only what the SDK and its own
+// tests use. The scratch module resolves governor.dev/governor to this
+// directory and reads every other module from the local module cache.
+func TestSDKUsersModuleGraphStaysLight(t *testing.T) {
+	root, err := filepath.Abs(".")
+	if err != nil {
+		t.Fatal(err)
+	}
+	user := t.TempDir()
+	sums, err := os.ReadFile("go.sum")
+	if err != nil {
+		t.Fatal(err)
+	}
+	files := map[string]string{
+		"go.mod":  "module example.test/worker\n\ngo 1.26\n\nrequire governor.dev/governor v0.0.0\n\nreplace governor.dev/governor => " + root + "\n",
+		"go.sum":  string(sums),
+		"main.go": "package main\n\nimport \"governor.dev/governor\"\n\nvar _ = governor.Dial\n\nfunc main() {}\n",
+	}
+	for name, data := range files {
+		if err := os.WriteFile(filepath.Join(user, name), []byte(data), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	cmd := exec.Command("go", "mod", "graph")
+	cmd.Dir = user
+	cmd.Env = append(os.Environ(), "GOFLAGS=-mod=mod", "GOPROXY=off", "GOWORK=off", "GOSUMDB=off")
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("go mod graph: %v\n%s", err, out)
+	}
+	edges := strings.Split(strings.TrimSpace(string(out)), "\n")
+	if len(edges) < 2 {
+		t.Fatalf("go mod graph listed %d edges:\n%s", len(edges), out)
+	}
+	for _, edge := range edges {
+		for _, mod := range strings.Fields(edge) {
+			for _, bad := range forbiddenModules {
+				if strings.HasPrefix(mod, bad) {
+					t.Errorf("a module that imports only the SDK has %s in its module graph (edge %q)", mod, edge)
+				}
+			}
+		}
+	}
 }

@@ -11,7 +11,6 @@ import (
 	"time"
 
 	"connectrpc.com/connect"
-	"go.uber.org/goleak"
 
 	governorv1 "governor.dev/governor/internal/gen/governor/v1"
 )
@@ -212,36 +211,5 @@ func TestOneWatchStreamFollowsEveryTask(t *testing.T) {
 	}
 	if n := rt.count("GetNode"); n != 0 {
 		t.Fatalf("%d GetNode calls: the stream should have reported every end", n)
-	}
-}
-
-func TestCloseLeavesNoGoroutine(t *testing.T) {
-	g := newGovernord(t)
-	before := goleak.IgnoreCurrent()
-	c, err := Dial(context.Background(), WithAddr(g.addr), WithAPIKey(teamKey))
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, _, err := c.NewTask(context.Background(), Spec{Name: "t"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	lease, err := Acquire(ctx, "db")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := c.Close(); err != nil {
-		t.Fatal(err)
-	}
-
-	if err := done(t, ctx, time.Second); !errors.Is(err, ErrClosed) {
-		t.Fatalf("task context after Close: %v, want ErrClosed", err)
-	}
-	if _, err := Consume(ctx, "x", 1); !errors.Is(err, ErrClosed) {
-		t.Fatalf("consume after Close: %v, want ErrClosed", err)
-	}
-	goleak.VerifyNone(t, before)
-	if leaseValid(t, g.addr, lease.ID) {
-		t.Fatal("the lease is held after Close")
 	}
 }

@@ -6,7 +6,6 @@ import (
 	"path/filepath"
 	"testing"
 
-	"governor.dev/governor/internal/config"
 	"governor.dev/governor/internal/testcert"
 )
 
@@ -14,7 +13,7 @@ func TestDialOverTLS(t *testing.T) {
 	dir := t.TempDir()
 	cfg := testConfig(dir)
 	cert, key := testcert.New(t, 1).Write(t, dir)
-	cfg.TLS = config.TLS{CertFile: cert, KeyFile: key}
+	cfg.TLS = tlsFiles{CertFile: cert, KeyFile: key}
 	g := newGovernordWith(t, cfg)
 
 	c := dial(t, g.addr, WithCAFile(cert))

@@ -12,7 +12,6 @@ import (
 
 	"connectrpc.com/connect"
 
-	"governor.dev/governor/internal/config"
 	governorv1 "governor.dev/governor/internal/gen/governor/v1"
 )
 
@@ -159,7 +158,7 @@ func limitCut(t *testing.T, url string) bool {
 	t.Helper()
 	cfg := testConfig(t.TempDir())
 	cfg.Root.Limits = map[string]int64{"http": 8}
-	cfg.Adaptive = map[string]config.Adaptive{"http": {Initial: 8, Min: 1, Max: 8, MaxOverloadShare: 0.1, Interval: 50 * time.Millisecond, MinSamples: 5}}
+	cfg.Adaptive = map[string]adaptive{"http": {Initial: 8, Min: 1, Max: 8, MaxOverloadShare: 0.1, Interval: 50 * time.Millisecond, MinSamples: 5}}
 	g := newGovernordWith(t, cfg)
 	c := dial(t, g.addr)
 	ctx, _ := task(t, c, Spec{Name: "overloaded"})

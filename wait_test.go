@@ -9,14 +9,13 @@ import (
 
 	"connectrpc.com/connect"
 
-	"governor.dev/governor/internal/config"
 	governorv1 "governor.dev/governor/internal/gen/governor/v1"
 )
 
 // waitRates are the tenant's rate caps of the Wait tests: "calls" lets one
 // unit through every 200ms, "slow" one every 10s, "window" two per 300ms
 // window.
-var waitRates = map[string]config.Rate{
+var waitRates = map[string]rate{
 	"calls":  {Limit: 5, Per: time.Second, Burst: 1, Algorithm: "leaky_bucket"},
 	"slow":   {Limit: 1, Per: 10 * time.Second, Burst: 1, Algorithm: "leaky_bucket"},
 	"window": {Limit: 2, Per: 300 * time.Millisecond},

@@ -10,7 +10,7 @@ import (
 	"os/signal"
 	"syscall"
 
-	"governor.dev/governor/internal/bench"
+	"governor.dev/governor/cmd/internal/bench"
 )
 
 func main() {

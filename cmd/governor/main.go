@@ -1,12 +1,12 @@
 // Command governor is the operator's and the agent user's tool for
 // governord: the hook that budgets Claude Code and Codex runs, the terminal
-// screen, and the admin verbs. See internal/cli.
+// screen, and the admin verbs. See cmd/internal/cli.
 package main
 
 import (
 	"os"
 
-	"governor.dev/governor/internal/cli"
+	"governor.dev/governor/cmd/internal/cli"
 )
 
 func main() {

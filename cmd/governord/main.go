@@ -1,6 +1,6 @@
 // Command governord is the daemon that decides how much work a tree of tasks
 // may create. Without flags it starts in development mode; with -config FILE
-// it runs as the file says. See internal/daemon for what it does and
+// it runs as the file says. See cmd/internal/daemon for what it does and
 // governor.example.yaml for every setting.
 package main
 
@@ -10,7 +10,7 @@ import (
 	"os/signal"
 	"syscall"
 
-	"governor.dev/governor/internal/daemon"
+	"governor.dev/governor/cmd/internal/daemon"
 )
 
 func main() {

@@ -3,40 +3,43 @@ package main
 import (
 	"bytes"
 	"context"
-	"io"
-	"log/slog"
+	"fmt"
+	"os"
 	"path/filepath"
 	"regexp"
 	"strconv"
 	"strings"
 	"testing"
-	"time"
 
-	"governor.dev/governor/internal/config"
-	"governor.dev/governor/internal/daemon"
+	"governor.dev/governor/internal/testbin"
 )
 
 const teamKey = "team-a-key-0123456789"
 
-// governord starts a daemon in this process and points the environment at
-// it.
+// governord runs cmd/governord as a process of its own, killed when t
+// ends, and points the environment at it.
 func governord(t *testing.T) {
 	t.Helper()
-	cfg := config.Default()
-	cfg.Listen, cfg.MetricsListen = "127.0.0.1:0", ""
-	cfg.DatabaseURL = "sqlite:" + filepath.Join(t.TempDir(), "governor.db")
-	cfg.AdminKey = "admin-key-0123456789"
-	cfg.Tenants = []config.Tenant{{Name: "team-a", APIKey: teamKey, Weight: 1}}
-	d, err := daemon.Start(context.Background(), cfg, daemon.Options{Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+	bin, err := testbin.Path("governor.dev/governor/cmd/governord")
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-		defer cancel()
-		_ = d.Stop(ctx)
-	})
-	t.Setenv("GOVERNOR_ADDR", d.Addr().String())
+	dir := t.TempDir()
+	cfg := filepath.Join(dir, "governor.yaml")
+	yaml := fmt.Sprintf(`listen: 127.0.0.1:0
+metrics_listen: "off"
+database_url: %q
+admin_key: admin-key-0123456789
+tenants:
+  - {name: team-a, api_key: %s, weight: 1}
+log: {format: json}
+`, "sqlite:"+filepath.Join(dir, "governor.db"), teamKey)
+	if err := os.WriteFile(cfg, []byte(yaml), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	p := testbin.Start(t, bin, dir, nil, "-config", cfg)
+	_, addr, _ := strings.Cut(p.Serving(), "://")
+	t.Setenv("GOVERNOR_ADDR", addr)
 	t.Setenv("GOVERNOR_API_KEY", teamKey)
 }
 
@@ -92,3 +95,5 @@ func TestLoadWithoutGovernordFails(t *testing.T) {
 		t.Fatalf("exit %d (%s), want 1 saying governord is unreachable", code, errs.String())
 	}
 }
+
+func TestMain(m *testing.M) { os.Exit(testbin.Main(m)) }

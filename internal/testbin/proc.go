@@ -3,6 +3,7 @@ package testbin
 import (
 	"bufio"
 	"encoding/json"
+	"fmt"
 	"io"
 	"os"
 	"os/exec"
@@ -16,7 +17,7 @@ import (
 
 // Proc is governord running as a process of its own, its output kept.
 type Proc struct {
-	t      testing.TB
+	t      testing.TB // nil for a process Launch started
 	cmd    *exec.Cmd
 	api    chan string   // the API's base URL, once it serves
 	exited chan struct{} // closed when the process has ended
@@ -35,20 +36,34 @@ var welcomeAPI = regexp.MustCompile(`^\s+API\s+(http\S+)`)
 // this process's environment. It is killed when t ends, if it still runs.
 func Start(t testing.TB, bin, dir string, env []string, args ...string) *Proc {
 	t.Helper()
-	p := &Proc{t: t, api: make(chan string, 1), exited: make(chan struct{})}
+	p, err := Launch(bin, dir, env, args...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p.t = t
+	t.Cleanup(p.Kill)
+	return p
+}
+
+// Launch is Start for code that has no test at hand, such as an Example:
+// the caller ends the process, with Stop or Kill, and reads its state with
+// the methods that return errors (URL, Exit) rather than those that fail a
+// test.
+func Launch(bin, dir string, env []string, args ...string) (*Proc, error) {
+	p := &Proc{api: make(chan string, 1), exited: make(chan struct{})}
 	p.cmd = exec.Command(bin, args...)
 	p.cmd.Dir = dir
 	p.cmd.Env = append(os.Environ(), env...)
 	stdout, err := p.cmd.StdoutPipe()
 	if err != nil {
-		t.Fatal(err)
+		return nil, err
 	}
 	stderr, err := p.cmd.StderrPipe()
 	if err != nil {
-		t.Fatal(err)
+		return nil, err
 	}
 	if err := p.cmd.Start(); err != nil {
-		t.Fatal(err)
+		return nil, err
 	}
 	var readers sync.WaitGroup
 	readers.Add(2)
@@ -63,15 +78,33 @@ func Start(t testing.TB, bin, dir string, env []string, args ...string) *Proc {
 		}
 		close(p.exited)
 	}()
-	t.Cleanup(func() {
-		select {
-		case <-p.exited:
-		default:
-			_ = p.cmd.Process.Kill()
-			<-p.exited
-		}
-	})
-	return p
+	return p, nil
+}
+
+// Kill ends the process with SIGKILL, if it still runs, and waits for it.
+func (p *Proc) Kill() {
+	select {
+	case <-p.exited:
+	default:
+		_ = p.cmd.Process.Kill()
+		<-p.exited
+	}
+}
+
+// Stop asks the process to stop with SIGTERM and waits for it, at most
+// within; it fails unless the process exits 0 in time.
+func (p *Proc) Stop(within time.Duration) error {
+	if err := p.cmd.Process.Signal(syscall.SIGTERM); err != nil {
+		return err
+	}
+	code, err := p.Exit(within)
+	if err != nil {
+		return err
+	}
+	if code != 0 {
+		return fmt.Errorf("governord exited with %d after SIGTERM\n%s", code, p.Output())
+	}
+	return nil
 }
 
 func (p *Proc) read(wg *sync.WaitGroup, r io.Reader, into *strings.Builder) {
@@ -130,30 +163,48 @@ func (p *Proc) StdoutUntil(last string) string {
 	}
 }
 
+// URL waits, at most within, until the process serves, and returns the
+// API's base URL.
+func (p *Proc) URL(within time.Duration) (string, error) {
+	select {
+	case url := <-p.api:
+		return url, nil
+	case <-p.exited:
+		return "", fmt.Errorf("governord exited with %d before serving\n%s", p.code, p.Output())
+	case <-time.After(within):
+		return "", fmt.Errorf("governord does not serve after %s\n%s", within, p.Output())
+	}
+}
+
 // Serving waits until the process serves and returns the API's base URL.
 func (p *Proc) Serving() string {
 	p.t.Helper()
-	select {
-	case url := <-p.api:
-		return url
-	case <-p.exited:
-		p.t.Fatalf("governord exited with %d before serving\n%s", p.code, p.Output())
-	case <-time.After(60 * time.Second):
-		p.t.Fatalf("governord does not serve after a minute\n%s", p.Output())
+	url, err := p.URL(time.Minute)
+	if err != nil {
+		p.t.Fatal(err)
 	}
-	return ""
+	return url
+}
+
+// Exit waits, at most within, for the process to end and returns its exit
+// code, -1 if a signal ended it.
+func (p *Proc) Exit(within time.Duration) (int, error) {
+	select {
+	case <-p.exited:
+		return p.code, nil
+	case <-time.After(within):
+		return 0, fmt.Errorf("governord still runs after %s\n%s", within, p.Output())
+	}
 }
 
 // Wait waits for the process to end and returns its exit code.
 func (p *Proc) Wait(within time.Duration) int {
 	p.t.Helper()
-	select {
-	case <-p.exited:
-		return p.code
-	case <-time.After(within):
-		p.t.Fatalf("governord still runs after %s\n%s", within, p.Output())
+	code, err := p.Exit(within)
+	if err != nil {
+		p.t.Fatal(err)
 	}
-	return 0
+	return code
 }
 
 // Signal sends sig to the process.

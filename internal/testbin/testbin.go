@@ -1,7 +1,10 @@
 // Package testbin builds the project's commands for tests that run them as
 // processes of their own: each command once per test binary, into a
-// directory that Main removes when the tests end. Start runs governord so
-// built and follows its output.
+// directory that Main removes when the tests end. The commands live in the
+// module governor.dev/governor/cmd, so a build from the SDK's module finds
+// them through the repository's go.work. Start runs governord so built and
+// follows its output; Path and Launch do the same for code without a test
+// at hand, such as an Example.
 package testbin
 
 import (
@@ -30,21 +33,32 @@ func Build(t testing.TB, pkg string) string {
 	if testing.Short() {
 		t.Skip("builds and runs " + path.Base(pkg) + " as a process")
 	}
+	bin, err := Path(pkg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return bin
+}
+
+// Path is Build for code that has no test at hand, such as an Example, and
+// for tests that must run under -short too: it never skips, and returns
+// why the command did not build.
+func Path(pkg string) (string, error) {
 	mu.Lock()
 	defer mu.Unlock()
 	if bin, ok := built[pkg]; ok {
-		return bin
+		return bin, nil
 	}
 	if err, ok := fails[pkg]; ok {
-		t.Fatal(err)
+		return "", err
 	}
 	bin, err := build(pkg)
 	if err != nil {
 		fails[pkg] = err
-		t.Fatal(err)
+		return "", err
 	}
 	built[pkg] = bin
-	return bin
+	return bin, nil
 }
 
 func build(pkg string) (string, error) {

@@ -1,0 +1,147 @@
+package bench
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"sync"
+	"time"
+
+	"governor.dev/governor/cmd/internal/config"
+	governorv1 "governor.dev/governor/internal/gen/governor/v1"
+)
+
+// dropClass is the shared pool of the capacity drop, a root limit.
+const dropClass = "http"
+
+// dropBase is the service's latency for a request served alone.
+const dropBase = 10 * time.Millisecond
+
+// CapacityResult is the capacity drop: the service loses most of its
+// capacity a third of the way in; a fixed limit and an adaptive one.
+type CapacityResult struct {
+	Workers  int           `json:"workers"`
+	For      time.Duration `json:"for_ns"`
+	From     int64         `json:"capacity_from"`
+	To       int64         `json:"capacity_to"`
+	Fixed    Counts        `json:"fixed_last_third"`
+	Adaptive Counts        `json:"adaptive_last_third"`
+	// LimitAtEnd is the adaptive limit when the run ended.
+	LimitAtEnd int64 `json:"adaptive_limit_at_end"`
+}
+
+func (r *CapacityResult) Table() Table {
+	return Table{
+		Title: fmt.Sprintf("Capacity drop: %d workers for %s; the service's capacity falls from %d to %d at one third",
+			r.Workers, r.For, r.From, r.To),
+		Columns: []string{"in the last third", "fixed limit", "adaptive limit"},
+		Rows: [][]string{
+			{"requests shed", num(r.Fixed.Shed), num(r.Adaptive.Shed)},
+			{"requests served", num(r.Fixed.Served), num(r.Adaptive.Served)},
+			{"limit at the end", num(r.From), num(r.LimitAtEnd)},
+		},
+		Notes: []string{fmt.Sprintf("Each worker holds one %s lease per request and reports its latency and whether it was shed; the adaptive controller cuts to 70%% above a p95 of %s or 10%% shed, else adds one, every %s.",
+			dropClass, dropTarget, dropInterval)},
+	}
+}
+
+// The adaptive controller of the capacity drop.
+const (
+	dropTarget   = 3 * dropBase
+	dropInterval = 100 * time.Millisecond
+)
+
+func runCapacity(ctx context.Context, e *env) (Result, error) {
+	sz := e.Sizes
+	r := &CapacityResult{Workers: sz.DropWorkers, For: sz.DropFor, From: sz.DropFrom, To: sz.DropTo}
+	fixed := settings{rootLimits: map[string]int64{dropClass: sz.DropFrom}}
+	var err error
+	if r.Fixed, _, err = dropRun(ctx, e, sz, fixed); err != nil {
+		return nil, fmt.Errorf("fixed limit: %w", err)
+	}
+	adaptive := settings{adaptive: map[string]config.Adaptive{dropClass: {
+		Initial: sz.DropFrom, Min: 1, Max: 2 * sz.DropFrom, TargetP95: dropTarget,
+		MaxOverloadShare: 0.1, Interval: dropInterval, MinSamples: 5,
+	}}}
+	if r.Adaptive, r.LimitAtEnd, err = dropRun(ctx, e, sz, adaptive); err != nil {
+		return nil, fmt.Errorf("adaptive limit: %w", err)
+	}
+	return r, nil
+}
+
+// dropRun runs the workers against a new service and a governord started as
+// s says, and returns what the service saw in the last third and the pool's
+// limit at the end.
+func dropRun(ctx context.Context, e *env, sz Sizes, s settings) (_ Counts, limit int64, err error) {
+	svc, err := StartDownstream(DownstreamOptions{Capacity: sz.DropFrom, Base: dropBase, ShedCost: time.Millisecond})
+	if err != nil {
+		return Counts{}, 0, err
+	}
+	defer svc.Close()
+	t, err := e.governord(ctx, s)
+	if err != nil {
+		return Counts{}, 0, err
+	}
+	defer func() { err = errors.Join(err, t.close()) }()
+	sess, err := t.session(ctx, sessionTTL)
+	if err != nil {
+		return Counts{}, 0, err
+	}
+	node, err := sess.node(ctx, 1, &governorv1.NodeSpec{Name: t.name("capacity")})
+	if err != nil {
+		return Counts{}, 0, err
+	}
+	hc := newHTTPClient()
+	// Cancelled, not given a deadline: a deadline would travel with each
+	// call and could end one on governord's side before this side notices.
+	runCtx, stop := context.WithCancel(ctx)
+	defer stop()
+	time.AfterFunc(sz.DropFor, stop)
+	var wg sync.WaitGroup
+	var mu sync.Mutex
+	var failure error
+	for range sz.DropWorkers {
+		wg.Go(func() {
+			for runCtx.Err() == nil {
+				err := governedRequest(runCtx, sess, node, dropClass, hc, svc.URL())
+				if err != nil && runCtx.Err() == nil {
+					mu.Lock()
+					failure = err
+					mu.Unlock()
+					return
+				}
+			}
+		})
+	}
+	sleep(runCtx, sz.DropFor/3)
+	svc.SetCapacity(sz.DropTo)
+	sleep(runCtx, sz.DropFor/3)
+	svc.Reset()
+	<-runCtx.Done()
+	last := svc.Counts()
+	wg.Wait()
+	if failure != nil {
+		return Counts{}, 0, failure
+	}
+	root, err := sess.describe(ctx, 1)
+	if err != nil {
+		return Counts{}, 0, err
+	}
+	return last, root.Classes[dropClass].GetLimit(), errors.Join(sess.cancel(ctx, node), sess.close(ctx))
+}
+
+// governedRequest is one request under a lease of class, released with the
+// latency and whether the service shed it.
+func governedRequest(ctx context.Context, s *session, node uint64, class string, hc *http.Client, url string) error {
+	lease, err := s.acquire(ctx, node, class)
+	if err != nil {
+		return err
+	}
+	start := time.Now()
+	served, err := call(ctx, hc, url)
+	if rerr := s.release(context.WithoutCancel(ctx), lease, time.Since(start), !served); err == nil {
+		err = rerr
+	}
+	return err
+}
