@@ -25,7 +25,9 @@ var (
 )
 
 // Build returns the path of the command at import path pkg, built with go
-// build the first time a test of this binary asks for it. A failed build
+// build the first time a test of this binary asks for it, with the race
+// detector when the tests have it: the command is checked for races too,
+// and its build shares the packages the tests compiled. A failed build
 // fails every test that asks. With -short the test is skipped instead: it
 // builds and runs a real process.
 func Build(t testing.TB, pkg string) string {
@@ -70,7 +72,11 @@ func build(pkg string) (string, error) {
 		dir = d
 	}
 	bin := filepath.Join(dir, path.Base(pkg))
-	if out, err := exec.Command("go", "build", "-o", bin, pkg).CombinedOutput(); err != nil {
+	args := []string{"build", "-o", bin}
+	if race {
+		args = append(args, "-race")
+	}
+	if out, err := exec.Command("go", append(args, pkg)...).CombinedOutput(); err != nil {
 		return "", fmt.Errorf("go build %s: %w\n%s", pkg, err, out)
 	}
 	return bin, nil
