@@ -340,11 +340,26 @@ func checkLoads(t *testing.T, url string, clock engine.Clock, want *engine.Snaps
 	if err := st.Close(ctx); err != nil {
 		t.Fatalf("close: %v", err)
 	}
-	if !reflect.DeepEqual(got, want) {
+	now := clock.Now().UnixNano()
+	if !reflect.DeepEqual(withLiveTombs(got, now), withLiveTombs(want, now)) {
 		g, _ := json.Marshal(got)
 		wt, _ := json.Marshal(want)
 		t.Fatalf("the record loads another state than governord stopped with:\n got %s\nwant %s", g, wt)
 	}
+}
+
+// withLiveTombs is st without the tombstones whose time is up at now.
+// Forgetting one is invisible and not recorded (it answers nothing either
+// way), so the reaper may have forgotten one that the record still holds.
+func withLiveTombs(st *engine.Snapshot, now int64) *engine.Snapshot {
+	out := *st
+	out.Tombs = nil
+	for _, tb := range st.Tombs {
+		if tb.Until > now {
+			out.Tombs = append(out.Tombs, tb)
+		}
+	}
+	return &out
 }
 
 // checkCounters checks the invariants of counters the record's own checks
