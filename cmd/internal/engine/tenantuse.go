@@ -71,19 +71,23 @@ func (u *tenantUsage) fresh(name string, res bool) bool {
 
 // nodeGone takes forgotten node n out of its tenant's counts: the node
 // itself, unless it is the tenant node, and the names it carried.
-func nodeGone(n *node) {
+func nodeGone(n *node) { countNode(n, -1) }
+
+// countNode moves n's tenant's counts by d (1 or -1) for n: the node itself,
+// unless it is the tenant node, and the names it carries.
+func countNode(n *node, d int) {
 	u := n.use()
 	if u == nil {
 		return
 	}
 	if n.tenant != n {
-		u.add(BoundNodes, -1)
+		u.add(BoundNodes, int64(d))
 	}
 	for r := range n.res.all() {
-		u.carry(u.res, r, -1)
+		u.carry(u.res, r, d)
 	}
 	for c := range n.cls {
-		u.carry(u.cls, c, -1)
+		u.carry(u.cls, c, d)
 	}
 }
 
@@ -101,19 +105,7 @@ func (e *Engine) recountLocked() {
 		n.usage.refused, n.usage.held[BoundWatches] = old.refused, old.held[BoundWatches] // watches are the server's, not in the tree
 	}
 	for _, n := range e.nodes {
-		u := n.use()
-		if u == nil {
-			continue
-		}
-		if n.tenant != n {
-			u.add(BoundNodes, 1)
-		}
-		for r := range n.res.all() {
-			u.carry(u.res, r, 1)
-		}
-		for c := range n.cls {
-			u.carry(u.cls, c, 1)
-		}
+		countNode(n, 1)
 	}
 	for _, s := range e.sessions {
 		s.scope.use().add(BoundSessions, 1)
