@@ -64,9 +64,10 @@ func (e *Engine) admitNameLocked(n *node, name string, res bool) error {
 	if res && n.findRes(name) != nil || !res && n.cls[name] != nil {
 		return nil
 	}
-	f := freshNames{u: n.use()}
-	f.add(name, res)
-	return e.boundLocked(n.tenant, BoundNames, f.n)
+	if u := n.use(); u == nil || !u.fresh(name, res) {
+		return nil
+	}
+	return e.boundLocked(n.tenant, BoundNames, 1)
 }
 
 // admitKeyedLocked checks that a keyed consume under p, which may create the
