@@ -96,9 +96,7 @@ func (n *node) resource(r string) *resState {
 	}
 	rs := &resState{}
 	n.res.add(r, rs)
-	if u := n.use(); u != nil {
-		u.carry(u.res, r, 1)
-	}
+	n.use().carry(r, true, 1)
 	n.hot = &n.res.list[n.res.len()-1]
 	return rs
 }
@@ -132,9 +130,7 @@ func (n *node) class(c string) *classState {
 			n.cls = make(map[string]*classState)
 		}
 		n.cls[c] = cs
-		if u := n.use(); u != nil {
-			u.carry(u.cls, c, 1)
-		}
+		n.use().carry(c, false, 1)
 	}
 	return cs
 }

@@ -34,12 +34,16 @@ func (u *tenantUsage) add(b Bound, d int64) {
 	}
 }
 
-// carry counts one more (d = 1) or one fewer (d = -1) node carrying name
-// in m, one of u's name maps, and keeps the count of distinct undeclared
-// names in step.
-func (u *tenantUsage) carry(m map[string]int, name string, d int) {
+// carry counts one more (d = 1) or one fewer (d = -1) node carrying name,
+// a resource name when res is set and a class name otherwise, and keeps the
+// count of distinct undeclared names in step. A nil usage counts nothing.
+func (u *tenantUsage) carry(name string, res bool, d int) {
 	if u == nil {
 		return
+	}
+	m := u.cls
+	if res {
+		m = u.res
 	}
 	was := m[name]
 	if was+d == 0 {
@@ -84,10 +88,10 @@ func countNode(n *node, d int) {
 		u.add(BoundNodes, int64(d))
 	}
 	for r := range n.res.all() {
-		u.carry(u.res, r, d)
+		u.carry(r, true, d)
 	}
 	for c := range n.cls {
-		u.carry(u.cls, c, d)
+		u.carry(c, false, d)
 	}
 }
 
