@@ -112,19 +112,7 @@ func (p *Postgres) Load(ctx context.Context, restore func(*Snapshot) error, repl
 			return p.wrap("load", err)
 		}
 		defer rows.Close()
-		for rows.Next() {
-			if err := rows.Scan(&seq, &time, &data); err != nil {
-				return p.wrap("load", err)
-			}
-			rec, err := r.record(seq, time, data)
-			if err != nil {
-				return p.wrap("load", err)
-			}
-			if err := replay(rec); err != nil {
-				return err
-			}
-		}
-		return p.wrap("load", rows.Err())
+		return replayRows(&r, rows, replay, func(err error) error { return p.wrap("load", err) })
 	})
 }
 

@@ -139,19 +139,7 @@ func (s *SQLite) Load(ctx context.Context, restore func(*Snapshot) error, replay
 			return s.wrap("load", err)
 		}
 		defer rows.Close()
-		for rows.Next() {
-			if err := rows.Scan(&seq, &time, &data); err != nil {
-				return s.wrap("load", err)
-			}
-			rec, err := r.record(seq, time, data)
-			if err != nil {
-				return s.wrap("load", err)
-			}
-			if err := replay(rec); err != nil {
-				return err
-			}
-		}
-		return s.wrap("load", rows.Err())
+		return replayRows(&r, rows, replay, func(err error) error { return s.wrap("load", err) })
 	})
 }
 
