@@ -2,6 +2,7 @@ package eventlog
 
 import (
 	"context"
+	"errors"
 	"io"
 	"strconv"
 	"strings"
@@ -136,6 +137,25 @@ func joinChunks(chunks int64, rows sqlRows) ([]byte, error) {
 		return nil, corruptError("snapshot has %d of its %d chunks", i, chunks)
 	}
 	return nonNil(out), nil
+}
+
+// newestSnapshot is the start of Load on a SQL backend: it reads the row of
+// sqlNewest through scan (noRows is the driver's error for none), joins the
+// chunks it names through readChunks, and checks it with r.
+func newestSnapshot(r *reader, scan func(dest ...any) error, noRows error, readChunks func(id, chunks int64) ([]byte, error)) (*Snapshot, error) {
+	var seq, time, id, chunks int64
+	var data []byte
+	err := scan(&seq, &time, &data, &id, &chunks)
+	if err != nil && !errors.Is(err, noRows) {
+		return nil, err
+	}
+	found := err == nil
+	if found && chunks > 0 {
+		if data, err = readChunks(id, chunks); err != nil {
+			return nil, err
+		}
+	}
+	return r.snapshot(found, seq, time, data)
 }
 
 // replayRows is the end of Load on a SQL backend: it reads the rows of the
