@@ -2,6 +2,7 @@ package eventlog
 
 import (
 	"context"
+	"errors"
 	"io"
 	"strconv"
 	"strings"
@@ -106,9 +107,8 @@ func (c *chunker) flush() error {
 	return nil
 }
 
-// chunkRows is the rows of sqlReadChunks, as database/sql and pgx both
-// give them.
-type chunkRows interface {
+// sqlRows is rows of a query, as database/sql and pgx both give them.
+type sqlRows interface {
 	Next() bool
 	Scan(dest ...any) error
 	Err() error
@@ -116,7 +116,7 @@ type chunkRows interface {
 
 // joinChunks reads a chunked snapshot's data from its rows, which must
 // number its chunks 0 to chunks-1.
-func joinChunks(chunks int64, rows chunkRows) ([]byte, error) {
+func joinChunks(chunks int64, rows sqlRows) ([]byte, error) {
 	var out []byte
 	var i int64
 	for ; rows.Next(); i++ {
@@ -137,6 +137,47 @@ func joinChunks(chunks int64, rows chunkRows) ([]byte, error) {
 		return nil, corruptError("snapshot has %d of its %d chunks", i, chunks)
 	}
 	return nonNil(out), nil
+}
+
+// newestSnapshot is the start of Load on a SQL backend: it reads the row of
+// sqlNewest through scan (noRows is the driver's error for none), joins the
+// chunks it names through readChunks, and checks it with r.
+func newestSnapshot(r *reader, scan func(dest ...any) error, noRows error, readChunks func(id, chunks int64) ([]byte, error)) (*Snapshot, error) {
+	var seq, time, id, chunks int64
+	var data []byte
+	err := scan(&seq, &time, &data, &id, &chunks)
+	if err != nil && !errors.Is(err, noRows) {
+		return nil, err
+	}
+	found := err == nil
+	if found && chunks > 0 {
+		if data, err = readChunks(id, chunks); err != nil {
+			return nil, err
+		}
+	}
+	return r.snapshot(found, seq, time, data)
+}
+
+// replayRows is the end of Load on a SQL backend: it reads the rows of the
+// events after the snapshot (seq, time, data), checks each with r and hands
+// it to replay. An error from replay is returned as it is; one from the rows
+// or from r goes through wrap.
+func replayRows(r *reader, rows sqlRows, replay func(Record) error, wrap func(error) error) error {
+	var seq, time int64
+	var data []byte
+	for rows.Next() {
+		if err := rows.Scan(&seq, &time, &data); err != nil {
+			return wrap(err)
+		}
+		rec, err := r.record(seq, time, data)
+		if err != nil {
+			return wrap(err)
+		}
+		if err := replay(rec); err != nil {
+			return err
+		}
+	}
+	return wrap(rows.Err())
 }
 
 // publishing is the statements, in order, that publish a snapshot at seq:

@@ -2,7 +2,6 @@ package eventlog
 
 import (
 	"context"
-	"errors"
 	"io"
 
 	"github.com/jackc/pgx/v5"
@@ -88,19 +87,9 @@ func (p *Postgres) Load(ctx context.Context, restore func(*Snapshot) error, repl
 	opts := pgx.TxOptions{IsoLevel: pgx.RepeatableRead, AccessMode: pgx.ReadOnly}
 	return pgx.BeginTxFunc(ctx, p.pool, opts, func(tx pgx.Tx) error {
 		var r reader
-		var seq, time, id, chunks int64
-		var data []byte
-		err := tx.QueryRow(ctx, sqlNewest).Scan(&seq, &time, &data, &id, &chunks)
-		if err != nil && !errors.Is(err, pgx.ErrNoRows) {
-			return p.wrap("load", err)
-		}
-		found := err == nil
-		if found && chunks > 0 {
-			if data, err = pgChunks(ctx, tx, id, chunks); err != nil {
-				return p.wrap("load", err)
-			}
-		}
-		snap, err := r.snapshot(found, seq, time, data)
+		snap, err := newestSnapshot(&r, tx.QueryRow(ctx, sqlNewest).Scan, pgx.ErrNoRows, func(id, chunks int64) ([]byte, error) {
+			return pgChunks(ctx, tx, id, chunks)
+		})
 		if err != nil {
 			return p.wrap("load", err)
 		}
@@ -112,19 +101,7 @@ func (p *Postgres) Load(ctx context.Context, restore func(*Snapshot) error, repl
 			return p.wrap("load", err)
 		}
 		defer rows.Close()
-		for rows.Next() {
-			if err := rows.Scan(&seq, &time, &data); err != nil {
-				return p.wrap("load", err)
-			}
-			rec, err := r.record(seq, time, data)
-			if err != nil {
-				return p.wrap("load", err)
-			}
-			if err := replay(rec); err != nil {
-				return err
-			}
-		}
-		return p.wrap("load", rows.Err())
+		return replayRows(&r, rows, replay, func(err error) error { return p.wrap("load", err) })
 	})
 }
 

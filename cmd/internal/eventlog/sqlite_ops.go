@@ -115,19 +115,9 @@ func (st sqliteStager) publish(ctx context.Context, seq uint64, time int64, id i
 func (s *SQLite) Load(ctx context.Context, restore func(*Snapshot) error, replay func(Record) error) error {
 	return s.inTx(ctx, func(tx *sql.Tx) error {
 		var r reader
-		var seq, time, id, chunks int64
-		var data []byte
-		err := tx.QueryRowContext(ctx, sqlNewest).Scan(&seq, &time, &data, &id, &chunks)
-		if err != nil && !errors.Is(err, sql.ErrNoRows) {
-			return s.wrap("load", err)
-		}
-		found := err == nil
-		if found && chunks > 0 {
-			if data, err = sqliteChunks(ctx, tx, id, chunks); err != nil {
-				return s.wrap("load", err)
-			}
-		}
-		snap, err := r.snapshot(found, seq, time, data)
+		snap, err := newestSnapshot(&r, tx.QueryRowContext(ctx, sqlNewest).Scan, sql.ErrNoRows, func(id, chunks int64) ([]byte, error) {
+			return sqliteChunks(ctx, tx, id, chunks)
+		})
 		if err != nil {
 			return s.wrap("load", err)
 		}
@@ -139,19 +129,7 @@ func (s *SQLite) Load(ctx context.Context, restore func(*Snapshot) error, replay
 			return s.wrap("load", err)
 		}
 		defer rows.Close()
-		for rows.Next() {
-			if err := rows.Scan(&seq, &time, &data); err != nil {
-				return s.wrap("load", err)
-			}
-			rec, err := r.record(seq, time, data)
-			if err != nil {
-				return s.wrap("load", err)
-			}
-			if err := replay(rec); err != nil {
-				return err
-			}
-		}
-		return s.wrap("load", rows.Err())
+		return replayRows(&r, rows, replay, func(err error) error { return s.wrap("load", err) })
 	})
 }
 
