@@ -380,9 +380,14 @@ func (h *hub) sendLocked(w *watcher, nt note) {
 			h.unregisterLocked(w)
 		}
 	default:
-		h.dropLocked(w, unavailable(fmt.Sprintf(
-			"This watch fell %d changes behind and was closed; watch again to get the current state.", watchBuffer)))
+		h.dropLocked(w, fellBehind())
 	}
+}
+
+// fellBehind is why a watcher that fell behind is closed.
+func fellBehind() error {
+	return unavailable(fmt.Sprintf(
+		"This watch fell %d changes behind and was closed; watch again to get the current state.", watchBuffer))
 }
 
 func (h *hub) registerLocked(w *watcher) {

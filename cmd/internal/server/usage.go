@@ -2,7 +2,6 @@ package server
 
 import (
 	"context"
-	"fmt"
 	"maps"
 	"slices"
 	"time"
@@ -160,8 +159,7 @@ func (h *hub) changedLocked(id engine.ID) {
 // may hold is closed, as one that fell behind.
 func (h *hub) pokeLocked(w *watcher) {
 	if len(w.dirty) > watchBuffer {
-		h.dropLocked(w, unavailable(fmt.Sprintf(
-			"This watch fell %d changes behind and was closed; watch again to get the current state.", watchBuffer)))
+		h.dropLocked(w, fellBehind())
 		return
 	}
 	select {
