@@ -140,14 +140,12 @@ func (h *hub) changedLocked(id engine.ID) {
 	if n == nil {
 		return
 	}
-	var path []*mnode
 	for a := n; a != nil; a = a.parent {
-		path = append(path, a)
 		for w := range h.usage.watchers[a.id] {
 			if a != n && !w.subtree {
 				continue
 			}
-			for _, p := range path {
+			for p := n; p != a.parent; p = p.parent {
 				w.dirty[p.id] = struct{}{}
 			}
 			h.pokeLocked(w)
