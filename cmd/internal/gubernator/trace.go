@@ -10,6 +10,7 @@ import (
 	"go.opentelemetry.io/otel/propagation"
 	"go.opentelemetry.io/otel/trace"
 
+	"governor.dev/governor/cmd/internal/server"
 	gubernatorv1 "governor.dev/governor/internal/gen/gubernator/v1"
 	"governor.dev/governor/internal/gen/gubernator/v1/gubernatorv1connect"
 )
@@ -22,7 +23,7 @@ const SpanGetRateLimits = gubernatorv1connect.V1GetRateLimitsProcedure
 // under, and how the batch was answered. Names and unique keys are left
 // out: they are the caller's own identifiers, such as account numbers.
 const (
-	AttrTenant        = attribute.Key("governor.tenant")
+	AttrTenant        = server.AttrTenant
 	AttrRequests      = attribute.Key("governor.requests")       // requests in the batch
 	AttrOverLimit     = attribute.Key("governor.over_limit")     // answered OVER_LIMIT
 	AttrRequestErrors = attribute.Key("governor.request_errors") // answered with an error of their own

@@ -351,20 +351,26 @@ func (h *hub) sessionEndedLocked(id engine.ID) {
 
 // deliverLocked tells every watcher that follows n of its new state: those
 // of n itself, of an ancestor's subtree, and of the sessions that created n
-// or an ancestor.
+// or an ancestor. The message is built only once a watcher wants it.
 func (h *hub) deliverLocked(n *mnode) {
 	h.round++
-	msg := n.message()
+	var msg *governorv1.WatchNodeResponse
 	for a := n; a != nil; a = a.parent {
 		for w := range h.byNode[a.id] {
 			if (a == n || w.subtree) && w.round != h.round {
 				w.round = h.round
+				if msg == nil {
+					msg = n.message()
+				}
 				h.sendLocked(w, note{msg: msg, last: a == n && n.state != engine.Active})
 			}
 		}
 		for w := range h.mine[a.creator] {
 			if w.round != h.round {
 				w.round = h.round
+				if msg == nil {
+					msg = n.message()
+				}
 				h.sendLocked(w, note{msg: msg})
 			}
 		}
@@ -380,9 +386,14 @@ func (h *hub) sendLocked(w *watcher, nt note) {
 			h.unregisterLocked(w)
 		}
 	default:
-		h.dropLocked(w, unavailable(fmt.Sprintf(
-			"This watch fell %d changes behind and was closed; watch again to get the current state.", watchBuffer)))
+		h.dropLocked(w, fellBehind())
 	}
+}
+
+// fellBehind is why a watcher that fell behind is closed.
+func fellBehind() error {
+	return unavailable(fmt.Sprintf(
+		"This watch fell %d changes behind and was closed; watch again to get the current state.", watchBuffer))
 }
 
 func (h *hub) registerLocked(w *watcher) {

@@ -2,7 +2,6 @@ package server
 
 import (
 	"context"
-	"fmt"
 	"maps"
 	"slices"
 	"time"
@@ -141,14 +140,12 @@ func (h *hub) changedLocked(id engine.ID) {
 	if n == nil {
 		return
 	}
-	var path []*mnode
 	for a := n; a != nil; a = a.parent {
-		path = append(path, a)
 		for w := range h.usage.watchers[a.id] {
 			if a != n && !w.subtree {
 				continue
 			}
-			for _, p := range path {
+			for p := n; p != a.parent; p = p.parent {
 				w.dirty[p.id] = struct{}{}
 			}
 			h.pokeLocked(w)
@@ -160,8 +157,7 @@ func (h *hub) changedLocked(id engine.ID) {
 // may hold is closed, as one that fell behind.
 func (h *hub) pokeLocked(w *watcher) {
 	if len(w.dirty) > watchBuffer {
-		h.dropLocked(w, unavailable(fmt.Sprintf(
-			"This watch fell %d changes behind and was closed; watch again to get the current state.", watchBuffer)))
+		h.dropLocked(w, fellBehind())
 		return
 	}
 	select {
