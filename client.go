@@ -57,12 +57,14 @@ func Dial(ctx context.Context, opts ...Option) (*Client, error) {
 	if s.ttl > 0 {
 		c.open.Ttl = durationpb.New(s.ttl)
 	}
-	if s.conn.HTTPClient == nil {
-		if c.own, err = s.conn.Client(); err != nil {
-			return nil, fmt.Errorf("%w: %w", ErrInvalid, err)
-		}
-		s.conn.HTTPClient = c.own
+	hc, err := s.conn.Client() // one HTTP client, so that every call shares where the leader is
+	if err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrInvalid, err)
 	}
+	if s.conn.HTTPClient == nil {
+		c.own = hc
+	}
+	s.conn.HTTPClient = hc
 	c.conn = s.conn
 	if c.byKey, err = c.conn.API(nil); err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrInvalid, err)
