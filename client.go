@@ -193,7 +193,7 @@ func (c *Client) takeTasks() map[uint64]*Task {
 func (c *Client) reopen() {
 	defer c.loops.Done()
 	for attempt := 0; ; attempt++ {
-		if sleep(c.bg, jitter(attempt, 50*time.Millisecond, 5*time.Second)) != nil {
+		if clientconn.Sleep(c.bg, clientconn.Jitter(attempt, 50*time.Millisecond, 5*time.Second)) != nil {
 			return
 		}
 		s, sent, err := c.openSession(c.bg)

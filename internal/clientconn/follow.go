@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"math/rand/v2"
 	"net"
 	"slices"
 	"strings"
@@ -76,7 +75,7 @@ func (f follow) WrapUnary(next connect.UnaryFunc) connect.UnaryFunc {
 				return nil, gaveUp(tried, err)
 			}
 			if o != redirected || attempt > 0 {
-				if sleep(ctx, backoff(attempt)) != nil {
+				if Sleep(ctx, Jitter(attempt, backoffBase, backoffMax)) != nil {
 					return nil, gaveUp(tried, err)
 				}
 			}
@@ -164,26 +163,4 @@ func distinct(addrs []string) []string {
 		}
 	}
 	return out
-}
-
-// backoff is the full-jitter wait before attempt+1: a random wait up to
-// backoffBase·2^attempt, capped at backoffMax.
-func backoff(attempt int) time.Duration {
-	ceil := backoffMax
-	if attempt < 16 && backoffBase<<attempt < backoffMax {
-		ceil = backoffBase << attempt
-	}
-	return rand.N(ceil + 1)
-}
-
-// sleep waits d or until ctx ends, and says which.
-func sleep(ctx context.Context, d time.Duration) error {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-t.C:
-		return nil
-	case <-ctx.Done():
-		return ctx.Err()
-	}
 }
