@@ -56,7 +56,7 @@ func TestAFailoverKeepsTheSession(t *testing.T) {
 	g := newGovernord(t)
 	a, b := newFront(t, g.addr), newFront(t, g.addr)
 	b.follower(a.addr)
-	c := dial(t, a.addr+","+b.addr, WithSessionTTL(300*time.Millisecond))
+	c := dial(t, a.addr+","+b.addr, WithSessionTTL(2*time.Second))
 	ctx, tk := task(t, c, Spec{Name: "failover", Quotas: map[string]int64{"http": 10}})
 	if _, err := Consume(ctx, "http", 1); err != nil {
 		t.Fatal(err)
@@ -109,6 +109,32 @@ func TestAnUnknownOutcomeAcrossAFailoverIsChargedOnce(t *testing.T) {
 	}
 	if u := used(t, g.addr, tk.ID(), "http"); u != 3 || b.Remaining != 97 {
 		t.Fatalf("one consume of 3 sent twice: %d used, %d remaining; want 3 and 97", u, b.Remaining)
+	}
+}
+
+// A leader that stops answering without closing its connections, as a
+// paused process does, is passed: its connection's ping goes unanswered,
+// the connection is closed, and the call goes to the next node with its
+// request id, applied once, in the same session.
+func TestAStoppedLeaderIsPassed(t *testing.T) {
+	t.Parallel()
+	g := newGovernord(t)
+	stopped := newFreezer(t, g.addr)
+	c := dial(t, stopped.addr+","+g.addr)
+	ctx, tk := task(t, c, Spec{Name: "stopped", Quotas: map[string]int64{"http": 100}})
+	id := c.SessionID()
+	stopped.frozen.Store(true)
+	bounded, cancel := context.WithTimeout(ctx, 20*time.Second)
+	defer cancel()
+	b, err := Consume(bounded, "http", 3)
+	if err != nil {
+		t.Fatalf("consume sent to a stopped leader: %v", err)
+	}
+	if u := used(t, g.addr, tk.ID(), "http"); u != 3 || b.Remaining != 97 {
+		t.Fatalf("one consume of 3: %d used, %d remaining; want 3 and 97", u, b.Remaining)
+	}
+	if c.SessionID() != id || ctx.Err() != nil {
+		t.Fatalf("session %d (was %d), task %v after the leader stopped; want the same live session and task", c.SessionID(), id, context.Cause(ctx))
 	}
 }
 

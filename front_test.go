@@ -4,12 +4,15 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
+	"log"
 	"net"
 	"net/http"
 	"net/http/httptest"
 	"net/http/httputil"
 	"net/url"
 	"sync"
+	"sync/atomic"
 	"testing"
 
 	"connectrpc.com/connect"
@@ -48,6 +51,7 @@ func newFront(t testing.TB, backend string) *front {
 	proxy := httputil.NewSingleHostReverseProxy(target)
 	proxy.Transport = &http.Transport{Protocols: &h2c}
 	proxy.FlushInterval = -1
+	proxy.ErrorLog = log.New(io.Discard, "", 0) // a call the client gave up on is no news
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
@@ -140,4 +144,74 @@ func refusing(t testing.TB) string {
 		t.Fatal(err)
 	}
 	return addr
+}
+
+// freezer passes connections to a governord through at the TCP level
+// until it is frozen; frozen, it reads what arrives and passes nothing on
+// either way, like a paused process whose kernel still takes the bytes.
+type freezer struct {
+	addr   string
+	frozen atomic.Bool
+
+	mu    sync.Mutex // guards conns
+	conns []net.Conn
+}
+
+// newFreezer starts a freezer of the governord at backend for t.
+func newFreezer(t testing.TB, backend string) *freezer {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := &freezer{addr: ln.Addr().String()}
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			go f.pipe(c, backend)
+		}
+	}()
+	t.Cleanup(func() {
+		_ = ln.Close()
+		f.mu.Lock()
+		defer f.mu.Unlock()
+		for _, c := range f.conns {
+			_ = c.Close()
+		}
+	})
+	return f
+}
+
+func (f *freezer) pipe(c net.Conn, backend string) {
+	b, err := net.Dial("tcp", backend)
+	if err != nil {
+		_ = c.Close()
+		return
+	}
+	f.mu.Lock()
+	f.conns = append(f.conns, c, b)
+	f.mu.Unlock()
+	go f.copy(b, c)
+	f.copy(c, b)
+}
+
+// copy passes what src sends to dst while f is not frozen.
+func (f *freezer) copy(dst, src net.Conn) {
+	defer func() { _ = dst.Close() }()
+	buf := make([]byte, 32<<10)
+	for {
+		n, err := src.Read(buf)
+		if err != nil {
+			return
+		}
+		if f.frozen.Load() {
+			continue
+		}
+		if _, err := dst.Write(buf[:n]); err != nil {
+			return
+		}
+	}
 }

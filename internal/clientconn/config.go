@@ -14,6 +14,14 @@ import (
 	"go.opentelemetry.io/otel/propagation"
 )
 
+// How a client of a cluster finds that a node stopped answering: after
+// pingAfter without a frame on a connection it pings, and it closes the
+// connection when no answer comes within pingTimeout.
+const (
+	pingAfter   = time.Second
+	pingTimeout = time.Second
+)
+
 // DefaultAddr is where governord listens unless told otherwise.
 const DefaultAddr = "127.0.0.1:7600"
 
@@ -127,7 +135,7 @@ func (c Config) Client() (*http.Client, error) {
 	}
 	hc := c.HTTPClient
 	if hc == nil {
-		if hc, err = c.newClient(urls[0]); err != nil {
+		if hc, err = c.newClient(urls[0], len(urls) > 1); err != nil {
 			return nil, err
 		}
 	}
@@ -144,13 +152,20 @@ func (c Config) Client() (*http.Client, error) {
 }
 
 // newClient builds the HTTP client of a configuration without one; base
-// is the URL of its first address.
-func (c Config) newClient(base string) (*http.Client, error) {
+// is the URL of its first address. For a cluster, a connection on which
+// nothing arrives for pingAfter is checked with a ping and closed when
+// no answer comes within pingTimeout: the calls in flight on a node that
+// stopped (paused, cut off) then fail and go to the next node, instead of
+// waiting for their context.
+func (c Config) newClient(base string, cluster bool) (*http.Client, error) {
 	t := &http.Transport{
 		Proxy:               http.ProxyFromEnvironment,
 		MaxIdleConnsPerHost: 64,
 		IdleConnTimeout:     90 * time.Second,
 		ForceAttemptHTTP2:   true,
+	}
+	if cluster {
+		t.HTTP2 = &http.HTTP2Config{SendPingTimeout: pingAfter, PingTimeout: pingTimeout}
 	}
 	if strings.HasPrefix(base, "https://") {
 		cfg := &tls.Config{MinVersion: tls.VersionTLS13}
