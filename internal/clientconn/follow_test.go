@@ -134,3 +134,97 @@ func TestUnansweredCallsAreRepeatedOnlyWithARequestID(t *testing.T) {
 		t.Fatalf("calls reached the nodes %d and %d times, want 1 and 6 more, shared", a, b)
 	}
 }
+
+// A stream refused by a node that names the leader moves the router, so
+// that the stream opened again, and every call after it, goes there.
+func TestAStreamFollowsTheLeaderItIsNamed(t *testing.T) {
+	follower := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		err := connect.NewError(connect.CodeUnavailable, errors.New("not the leader"))
+		err.Meta().Set(LeaderHeader, "127.0.0.1:9")
+		_ = connect.NewErrorWriter().Write(w, r, err)
+	})
+	var p http.Protocols
+	p.SetUnencryptedHTTP2(true)
+	srv := &http.Server{Handler: follower, Protocols: &p}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	go func() { _ = srv.Serve(ln) }()
+	t.Cleanup(func() { _ = srv.Close() })
+
+	cfg := Config{Addr: ln.Addr().String() + ",127.0.0.1:8"}
+	hc, err := cfg.Client()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg.HTTPClient = hc
+	api, err := cfg.API(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	stream, err := api.WatchNode(context.Background(), connect.NewRequest(&governorv1.WatchNodeRequest{}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for stream.Receive() {
+		t.Fatal("a message from a follower's stream")
+	}
+	_ = stream.Close()
+	if got := hc.Transport.(*routed).r.target(); got != "127.0.0.1:9" {
+		t.Fatalf("after the stream was refused by a follower naming 127.0.0.1:9, calls go to %s", got)
+	}
+}
+
+// Each way an attempt can fail comes to the outcome that decides whether
+// the call may be sent again, and moves the router accordingly.
+func TestWhatAnAttemptCameTo(t *testing.T) {
+	hinted := func(leader string) error {
+		err := connect.NewWireError(connect.CodeUnavailable, errors.New("not the leader"))
+		err.Meta().Set(LeaderHeader, leader)
+		return err
+	}
+	dial := &net.OpError{Op: "dial", Net: "tcp", Err: errors.New("connection refused")}
+	read := &net.OpError{Op: "read", Net: "tcp", Err: errors.New("connection reset by peer")}
+	for _, c := range []struct {
+		name   string
+		err    error
+		want   outcome
+		target string
+	}{
+		{"leader named", hinted("c:1"), redirected, "c:1"},
+		{"a hint that is no address", hinted("c"), unanswered, "b:1"},
+		{"refused without a hint", connect.NewWireError(connect.CodeUnavailable, errors.New("shutting down")), unanswered, "b:1"},
+		{"not dialled", connect.NewError(connect.CodeUnavailable, dial), unsent, "b:1"},
+		{"cut after sending", connect.NewError(connect.CodeUnavailable, read), unanswered, "b:1"},
+		{"an answer", connect.NewWireError(connect.CodePermissionDenied, errors.New("no")), answered, "a:1"},
+		{"the caller gave up", connect.NewError(connect.CodeCanceled, context.Canceled), answered, "a:1"},
+	} {
+		r := newRouter([]string{"http://a:1", "http://b:1"})
+		if got := r.after("a:1", c.err); got != c.want || r.target() != c.target {
+			t.Errorf("%s: outcome %d, calls go to %s; want %d and %s", c.name, got, r.target(), c.want, c.target)
+		}
+	}
+}
+
+// closeCounter counts CloseIdleConnections.
+type closeCounter struct {
+	http.RoundTripper
+	closed int
+}
+
+func (c *closeCounter) CloseIdleConnections() { c.closed++ }
+
+// Closing the idle connections of a cluster's HTTP client closes those of
+// the transport it routes through.
+func TestRoutedClosesIdleConnections(t *testing.T) {
+	base := &closeCounter{}
+	hc, err := Config{Addr: "a:1,b:1", HTTPClient: &http.Client{Transport: base}}.Client()
+	if err != nil {
+		t.Fatal(err)
+	}
+	hc.CloseIdleConnections()
+	if base.closed != 1 {
+		t.Fatalf("the base transport closed idle connections %d times, want 1", base.closed)
+	}
+}
