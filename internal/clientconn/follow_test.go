@@ -87,13 +87,13 @@ func (c *cutter) Consume(ctx context.Context, _ *connect.Request[governorv1.Cons
 	return nil, connect.NewError(connect.CodeInternal, errors.New("cut"))
 }
 
-func serveCutter(t *testing.T, c *cutter) string {
+// serveH2C serves h over plain-text HTTP/2 on a loopback port for t and
+// returns its address. Each request's context carries its connection.
+func serveH2C(t *testing.T, h http.Handler) string {
 	t.Helper()
-	mux := http.NewServeMux()
-	mux.Handle(governorv1connect.NewGovernorServiceHandler(c))
 	var p http.Protocols
 	p.SetUnencryptedHTTP2(true)
-	srv := &http.Server{Handler: mux, Protocols: &p,
+	srv := &http.Server{Handler: h, Protocols: &p,
 		ConnContext: func(ctx context.Context, nc net.Conn) context.Context { return context.WithValue(ctx, connKey{}, nc) }}
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -104,12 +104,18 @@ func serveCutter(t *testing.T, c *cutter) string {
 	return ln.Addr().String()
 }
 
-// A call sent but not answered is sent again to the next node only when
-// that cannot apply it twice: with a request id, up to three passes over
-// the list; without one, never.
-func TestUnansweredCallsAreRepeatedOnlyWithARequestID(t *testing.T) {
-	one, two := &cutter{}, &cutter{}
-	cfg := Config{Addr: serveCutter(t, one) + "," + serveCutter(t, two)}
+func serveCutter(t *testing.T, c *cutter) string {
+	t.Helper()
+	mux := http.NewServeMux()
+	mux.Handle(governorv1connect.NewGovernorServiceHandler(c))
+	return serveH2C(t, mux)
+}
+
+// clusterAPI is an API client of the nodes at addrs, a list, and the
+// router its calls share.
+func clusterAPI(t *testing.T, addrs string) (governorv1connect.GovernorServiceClient, *router) {
+	t.Helper()
+	cfg := Config{Addr: addrs}
 	hc, err := cfg.Client()
 	if err != nil {
 		t.Fatal(err)
@@ -119,6 +125,15 @@ func TestUnansweredCallsAreRepeatedOnlyWithARequestID(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	return api, hc.Transport.(*routed).r
+}
+
+// A call sent but not answered is sent again to the next node only when
+// that cannot apply it twice: with a request id, up to three passes over
+// the list; without one, never.
+func TestUnansweredCallsAreRepeatedOnlyWithARequestID(t *testing.T) {
+	one, two := &cutter{}, &cutter{}
+	api, _ := clusterAPI(t, serveCutter(t, one)+","+serveCutter(t, two))
 	ctx := context.Background()
 	if _, err := api.Consume(ctx, connect.NewRequest(&governorv1.ConsumeRequest{Resource: "http", Amount: 1})); err == nil {
 		t.Fatal("a consume whose connection was cut succeeded")
@@ -126,7 +141,7 @@ func TestUnansweredCallsAreRepeatedOnlyWithARequestID(t *testing.T) {
 	if n := one.calls.Load() + two.calls.Load(); n != 1 {
 		t.Fatalf("a consume without a request id was sent %d times, want once", n)
 	}
-	_, err = api.Consume(ctx, connect.NewRequest(&governorv1.ConsumeRequest{Resource: "http", Amount: 1, RequestId: "r1"}))
+	_, err := api.Consume(ctx, connect.NewRequest(&governorv1.ConsumeRequest{Resource: "http", Amount: 1, RequestId: "r1"}))
 	if connect.CodeOf(err) != connect.CodeUnavailable || !strings.Contains(err.Error(), "after 6 attempts") {
 		t.Fatalf("a consume with a request id cut everywhere: %v; want Unavailable after 6 attempts", err)
 	}
@@ -143,26 +158,7 @@ func TestAStreamFollowsTheLeaderItIsNamed(t *testing.T) {
 		err.Meta().Set(LeaderHeader, "127.0.0.1:9")
 		_ = connect.NewErrorWriter().Write(w, r, err)
 	})
-	var p http.Protocols
-	p.SetUnencryptedHTTP2(true)
-	srv := &http.Server{Handler: follower, Protocols: &p}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	go func() { _ = srv.Serve(ln) }()
-	t.Cleanup(func() { _ = srv.Close() })
-
-	cfg := Config{Addr: ln.Addr().String() + ",127.0.0.1:8"}
-	hc, err := cfg.Client()
-	if err != nil {
-		t.Fatal(err)
-	}
-	cfg.HTTPClient = hc
-	api, err := cfg.API(nil)
-	if err != nil {
-		t.Fatal(err)
-	}
+	api, r := clusterAPI(t, serveH2C(t, follower)+",127.0.0.1:8")
 	stream, err := api.WatchNode(context.Background(), connect.NewRequest(&governorv1.WatchNodeRequest{}))
 	if err != nil {
 		t.Fatal(err)
@@ -171,7 +167,7 @@ func TestAStreamFollowsTheLeaderItIsNamed(t *testing.T) {
 		t.Fatal("a message from a follower's stream")
 	}
 	_ = stream.Close()
-	if got := hc.Transport.(*routed).r.target(); got != "127.0.0.1:9" {
+	if got := r.target(); got != "127.0.0.1:9" {
 		t.Fatalf("after the stream was refused by a follower naming 127.0.0.1:9, calls go to %s", got)
 	}
 }
