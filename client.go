@@ -57,12 +57,14 @@ func Dial(ctx context.Context, opts ...Option) (*Client, error) {
 	if s.ttl > 0 {
 		c.open.Ttl = durationpb.New(s.ttl)
 	}
-	if s.conn.HTTPClient == nil {
-		if c.own, err = s.conn.Client(); err != nil {
-			return nil, fmt.Errorf("%w: %w", ErrInvalid, err)
-		}
-		s.conn.HTTPClient = c.own
+	hc, err := s.conn.Client() // one HTTP client, so that every call shares where the leader is
+	if err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrInvalid, err)
 	}
+	if s.conn.HTTPClient == nil {
+		c.own = hc
+	}
+	s.conn.HTTPClient = hc
 	c.conn = s.conn
 	if c.byKey, err = c.conn.API(nil); err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrInvalid, err)
@@ -191,7 +193,7 @@ func (c *Client) takeTasks() map[uint64]*Task {
 func (c *Client) reopen() {
 	defer c.loops.Done()
 	for attempt := 0; ; attempt++ {
-		if sleep(c.bg, jitter(attempt, 50*time.Millisecond, 5*time.Second)) != nil {
+		if clientconn.Sleep(c.bg, clientconn.Jitter(attempt, 50*time.Millisecond, 5*time.Second)) != nil {
 			return
 		}
 		s, sent, err := c.openSession(c.bg)

@@ -41,7 +41,8 @@ var (
 	// ErrBadKey: governord does not know the API key.
 	ErrBadKey = errors.New("governor: bad API key")
 	// ErrUnavailable: governord could not be reached or could not answer.
-	// A read reports it at once. A call that changes state is sent again
+	// A read reports it at once (with several addresses, once none
+	// answered: see WithAddr). A call that changes state is sent again
 	// with the same request id until governord answers, and reports it
 	// only with ErrOutcomeUnknown, when its context or session ended first.
 	ErrUnavailable = errors.New("governor: unavailable")

@@ -22,7 +22,12 @@ type settings struct {
 }
 
 // WithAddr sets governord's address, host:port or an http(s):// URL, in
-// place of GOVERNOR_ADDR (default 127.0.0.1:7600).
+// place of GOVERNOR_ADDR (default 127.0.0.1:7600). A comma-separated list
+// names the nodes of a cluster: calls go to the node believed to be the
+// leader, follow the leader a node names when it is not the leader, and
+// move to the next address when a node cannot be reached, within the
+// call's context; the session, its tasks and its leases carry on across
+// the switch.
 func WithAddr(addr string) Option { return func(s *settings) { s.conn.Addr = addr } }
 
 // WithAPIKey sets the API key, in place of GOVERNOR_API_KEY.

@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"time"
+
+	"governor.dev/governor/internal/clientconn"
 )
 
 // RetryOption changes how Retry retries.
@@ -56,7 +58,7 @@ func Retry(ctx context.Context, fn func(context.Context) error, opts ...RetryOpt
 		if _, cerr := Consume(ctx, ResourceRetry, 1); cerr != nil {
 			return &budgetError{last: err, why: cerr}
 		}
-		if serr := sleep(ctx, jitter(attempt-1, o.base, o.max)); serr != nil {
+		if serr := clientconn.Sleep(ctx, clientconn.Jitter(attempt-1, o.base, o.max)); serr != nil {
 			return errors.Join(err, serr)
 		}
 	}

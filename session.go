@@ -4,12 +4,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"math"
-	"math/rand/v2"
 	"time"
 
 	"connectrpc.com/connect"
 
+	"governor.dev/governor/internal/clientconn"
 	governorv1 "governor.dev/governor/internal/gen/governor/v1"
 	"governor.dev/governor/internal/gen/governor/v1/governorv1connect"
 )
@@ -146,34 +145,8 @@ func (s *session) checkUnwatched(giveUp time.Time) {
 	}
 }
 
-// jitter is a full-jitter backoff: a random wait up to base·2^attempt,
-// capped at most. Any base and most a caller gives are safe: base·2^attempt
-// is compared with most without being computed when it would not fit.
-func jitter(attempt int, base, most time.Duration) time.Duration {
-	ceil := most
-	if attempt >= 0 && base > 0 && base <= most>>attempt {
-		ceil = base << attempt
-	}
-	if ceil <= 0 {
-		return 0
-	}
-	return rand.N(min(ceil, math.MaxInt64-1) + 1)
-}
-
 // pause sleeps the backoff before repeating a call governord did not
 // answer, or the watch stream, after attempt failures in a row.
 func pause(ctx context.Context, attempt int) error {
-	return sleep(ctx, jitter(attempt, 20*time.Millisecond, time.Second))
-}
-
-// sleep waits d or until ctx ends, and says which with ctx's cause.
-func sleep(ctx context.Context, d time.Duration) error {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-t.C:
-		return nil
-	case <-ctx.Done():
-		return context.Cause(ctx)
-	}
+	return clientconn.Sleep(ctx, clientconn.Jitter(attempt, 20*time.Millisecond, time.Second))
 }

@@ -9,6 +9,7 @@ import (
 	"connectrpc.com/connect"
 	"google.golang.org/protobuf/types/known/durationpb"
 
+	"governor.dev/governor/internal/clientconn"
 	governorv1 "governor.dev/governor/internal/gen/governor/v1"
 )
 
@@ -63,7 +64,7 @@ func Wait(ctx context.Context, resource string, n int64) (Balance, error) {
 		case !errors.As(err, &d) || d.NeverFits || d.RetryAfter <= 0 || time.Until(until) < d.RetryAfter:
 			return Balance{}, err
 		}
-		if serr := sleep(ctx, d.RetryAfter); serr != nil {
+		if serr := clientconn.Sleep(ctx, d.RetryAfter); serr != nil {
 			return Balance{}, fmt.Errorf("governor: wait for %s: %w", resource, serr)
 		}
 	}
@@ -74,7 +75,7 @@ func sleepUntilSlot(ctx context.Context, resource string, b Balance) error {
 	if b.Status != Scheduled {
 		return nil
 	}
-	if err := sleep(ctx, b.RetryAfter); err != nil {
+	if err := clientconn.Sleep(ctx, b.RetryAfter); err != nil {
 		return fmt.Errorf("governor: wait for %s: the slot stays charged: %w", resource, err)
 	}
 	return nil

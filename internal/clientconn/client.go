@@ -17,7 +17,9 @@ type Credential func() string
 // HTTP client. cred supplies the Authorization header of every call and
 // stream; nil sends the configuration's API key. Every call and stream also
 // carries the trace context of its context, written by the configuration's
-// Propagator.
+// Propagator. With several addresses, every call goes to the node
+// believed to be the leader and follows the leader as follow says; the
+// clients made over one HTTP client (see Client) share that belief.
 func (c Config) API(cred Credential, opts ...connect.ClientOption) (governorv1connect.GovernorServiceClient, error) {
 	base, err := c.BaseURL()
 	if err != nil {
@@ -31,7 +33,11 @@ func (c Config) API(cred Credential, opts ...connect.ClientOption) (governorv1co
 		key := c.APIKey
 		cred = func() string { return key }
 	}
-	opts = append([]connect.ClientOption{connect.WithInterceptors(bearer(cred), traceContext{c.Propagator})}, opts...)
+	interceptors := []connect.Interceptor{bearer(cred), traceContext{c.Propagator}}
+	if rt, ok := hc.Transport.(*routed); ok {
+		interceptors = append([]connect.Interceptor{follow{rt.r}}, interceptors...)
+	}
+	opts = append([]connect.ClientOption{connect.WithInterceptors(interceptors...)}, opts...)
 	return governorv1connect.NewGovernorServiceClient(hc, base, opts...), nil
 }
 

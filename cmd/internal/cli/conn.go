@@ -23,7 +23,7 @@ type connFlags struct {
 
 func (f *connFlags) register(cmd *cobra.Command) {
 	fl := cmd.PersistentFlags()
-	fl.StringVar(&f.addr, "addr", "", "governord's host:port or URL, in place of "+clientconn.EnvAddr+" (default "+clientconn.DefaultAddr+")")
+	fl.StringVar(&f.addr, "addr", "", "governord's host:port or URL, or a comma-separated list of a cluster's nodes, in place of "+clientconn.EnvAddr+" (default "+clientconn.DefaultAddr+")")
 	fl.BoolVar(&f.tls, "tls", false, "use TLS with the system's roots, in place of "+clientconn.EnvTLS)
 	fl.StringVar(&f.caFile, "ca-file", "", "use TLS and trust only this PEM file, in place of "+clientconn.EnvCAFile)
 }

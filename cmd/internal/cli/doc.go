@@ -2,7 +2,8 @@
 // screen and the admin verbs, as cobra commands.
 //
 // Every command reads GOVERNOR_ADDR, GOVERNOR_API_KEY, GOVERNOR_TLS and
-// GOVERNOR_CA_FILE, and takes --addr, --tls and --ca-file in their place.
+// GOVERNOR_CA_FILE, and takes --addr, --tls and --ca-file in their place;
+// the address may list a cluster's nodes, whose leader the calls follow.
 // Exit codes: 0 when the command did what was asked, 1 when governord
 // refused or denied it (a spent budget, an ended node, a lease not held, a
 // rejected key), 2 for a mistake in the command line or the settings, or

@@ -48,7 +48,8 @@ func newRoot(sys IO) *cobra.Command {
 		Use:   "governor",
 		Short: "Budgets for agent CLI runs, a live view of governord's tree, and admin verbs",
 		Long: "governor talks to governord with the API key in GOVERNOR_API_KEY, at GOVERNOR_ADDR\n" +
-			"(GOVERNOR_TLS=1 or GOVERNOR_CA_FILE for TLS). Exit codes: 0 done, 1 refused or\n" +
+			"(host:port, or a comma-separated list of a cluster's nodes; GOVERNOR_TLS=1 or\n" +
+			"GOVERNOR_CA_FILE for TLS). Exit codes: 0 done, 1 refused or\n" +
 			"denied by governord, 2 a mistake in the command line or settings, or no governord.",
 		SilenceErrors: true,
 		SilenceUsage:  true,

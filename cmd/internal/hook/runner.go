@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	"connectrpc.com/connect"
@@ -55,7 +56,7 @@ type Options struct {
 // Runner decides one hook call. It is used once, by one goroutine.
 type Runner struct {
 	opts   Options
-	server string
+	server string                                  // governord's URLs: what held leases are kept under
 	key    governorv1connect.GovernorServiceClient // calls made with the API key itself
 	sess   governorv1connect.GovernorServiceClient // calls made with token
 	state  stateDir
@@ -69,7 +70,7 @@ func New(conn clientconn.Config, opts Options) (*Runner, error) {
 	if conn.APIKey == "" {
 		return nil, fmt.Errorf("%w: %s is not set; it must hold the tenant's API key", clientconn.ErrConfig, clientconn.EnvAPIKey)
 	}
-	base, err := conn.BaseURL()
+	urls, err := conn.URLs()
 	if err != nil {
 		return nil, err
 	}
@@ -81,7 +82,7 @@ func New(conn clientconn.Config, opts Options) (*Runner, error) {
 	if opts.Now == nil {
 		opts.Now = time.Now
 	}
-	r := &Runner{opts: opts, server: base, state: stateDir(opts.StateDir)}
+	r := &Runner{opts: opts, server: strings.Join(urls, ","), state: stateDir(opts.StateDir)}
 	if r.key, err = conn.API(nil); err != nil {
 		return nil, err
 	}

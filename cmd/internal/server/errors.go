@@ -12,6 +12,7 @@ import (
 
 	"governor.dev/governor/cmd/internal/engine"
 	"governor.dev/governor/cmd/internal/eventlog"
+	"governor.dev/governor/internal/clientconn"
 	governorv1 "governor.dev/governor/internal/gen/governor/v1"
 )
 
@@ -179,4 +180,21 @@ func unauthenticated(msg string) error {
 // unavailable is the answer when governord cannot serve the call now.
 func unavailable(msg string) error {
 	return connect.NewError(connect.CodeUnavailable, errors.New(msg))
+}
+
+// NotLeader is the answer of a node of a cluster that is not its leader,
+// to any call: Unavailable, naming the leader's API address, host:port,
+// in the message and in the Governor-Leader response metadata
+// (clientconn.LeaderHeader), which a client follows. With no leader known
+// (leader is ""), the metadata is absent and the message says to retry.
+// Nothing was applied: the call may be sent again anywhere.
+func NotLeader(leader string) *connect.Error {
+	if leader == "" {
+		return connect.NewError(connect.CodeUnavailable, errors.New(
+			"This governord is not its cluster's leader and knows no leader now; nothing was applied. Retry shortly, at this node or another."))
+	}
+	err := connect.NewError(connect.CodeUnavailable, fmt.Errorf(
+		"This governord is not its cluster's leader; nothing was applied. The leader is at %s: send the call there.", leader))
+	err.Meta().Set(clientconn.LeaderHeader, leader)
+	return err
 }
