@@ -184,6 +184,11 @@ func belowState(st State) State {
 // and its queued acquires fail.
 func (e *Engine) endNodeLocked(n *node, st State, now int64) {
 	n.state, n.ended = st, now
+	if p := n.parent; p != nil { // never nil: the root does not end
+		if p.activeKids--; p.activeKids == 0 {
+			delete(e.midway, p.id)
+		}
+	}
 	e.endedNodes++
 	e.unownLocked(n)
 	e.markNode(n)

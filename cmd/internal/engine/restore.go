@@ -154,7 +154,7 @@ func (e *Engine) linkNode(n *node, parent ID) error {
 		return corrupt("snapshot node %d has a missing or too deep parent %d", n.id, parent)
 	}
 	if p.state != Active && n.state == Active {
-		e.rescan = true // an active node under an ended one: a subtree ended in steps, caught in the middle
+		e.noteMidwayLocked(p) // an active node under an ended one: a subtree ended in steps, caught in the middle
 	}
 	n.parent, n.depth, n.tenant = p, p.depth+1, p.tenant
 	if p == e.root {
