@@ -34,16 +34,35 @@ type endCursor struct {
 // endedAbove reports whether an ancestor of n has ended: n is then being
 // ended, a step at a time.
 func (n *node) endedAbove() bool {
+	for a := n.parent; a != nil; a = a.parent {
+		if a.state != Active {
+			return true
+		}
+	}
+	return false
+}
+
+// doomed reports whether the active node n already answers as ended: an
+// ancestor has ended, or n or an ancestor is marked by its owner's end
+// (see orphans.go). A step will end it.
+func (n *node) doomed() bool {
 	st, _ := n.endingAs()
 	return st != Active
 }
 
-// endingAs returns the state and the instant the step that ends n will give
-// it, from its nearest ended ancestor; Active and 0 when none has ended.
+// endingAs returns the state and the instant the step that ends the active
+// node n will give it, from the nearest of n's own mark, an ancestor's
+// mark and an ended ancestor; Active and 0 when there is none.
 func (n *node) endingAs() (State, int64) {
+	if n.ended != 0 {
+		return Cancelled, n.ended
+	}
 	for a := n.parent; a != nil; a = a.parent {
-		if a.state != Active {
+		switch {
+		case a.state != Active:
 			return belowState(a.state), a.ended
+		case a.ended != 0:
+			return Cancelled, a.ended
 		}
 	}
 	return Active, 0

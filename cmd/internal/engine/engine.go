@@ -41,7 +41,7 @@ type Engine struct {
 
 	ending   []endCursor  // subtrees being ended a step at a time (see ending.go)
 	midway   map[ID]*node // ended nodes with active children that a restore or replay left, not yet in ending
-	orphaned []ID         // active nodes a replayed or restored session's end may have left owned by it (see orphans.go)
+	orphaned []ID         // nodes their owner's end marked, to be ended in steps, in order (see orphans.go)
 	endStep  int          // nodes a step of ending looks at; 0: defaultEndStep
 
 	removing     []removeCursor // the subtree being removed a step at a time, deepest last (see removal.go)

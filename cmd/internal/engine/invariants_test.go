@@ -24,8 +24,9 @@ func checkState(e *Engine) error {
 
 // I11: no node outlives its owner. An active node's owner is a live session
 // that lists it, and a session lists only the active nodes it owns. Only a
-// node beneath a subtree still ending in steps, or one noted as orphaned by
-// a load (orphans.go), waits for the decision that ends it.
+// node beneath a subtree still ending in steps, one its owner's end marked
+// and queued for the steps, or one beneath a marked node (orphans.go),
+// waits for the step that ends it; a marked node's owner has ended.
 func checkI11Owners(e *Engine) error {
 	listed := 0
 	for _, s := range e.sessions {
@@ -41,9 +42,12 @@ func checkI11Owners(e *Engine) error {
 		if n.owner == 0 || n.state != Active {
 			continue
 		}
+		if n.marked() && e.sessions[n.owner] != nil {
+			return fmt.Errorf("I11: node %d is marked for its owner's end, but session %d is live", n.id, n.owner)
+		}
 		if s := e.sessions[n.owner]; s != nil {
 			owned++
-		} else if !n.endedAbove() && !slices.Contains(e.orphaned, n.id) {
+		} else if !n.endedAbove() && !(n.marked() && slices.Contains(e.orphaned, n.id)) && !n.parent.doomed() {
 			return fmt.Errorf("I11: active node %d outlived its owner session %d", n.id, n.owner)
 		}
 	}

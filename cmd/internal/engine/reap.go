@@ -10,7 +10,7 @@ package engine
 // about it, so results never depend on when Reap runs; only promptness
 // does. It returns how many events it emitted.
 func (e *Engine) Reap(c *Call) int {
-	return e.reapOnce(c) + e.finishEnds(c) + e.steps(c, e.removeStepLocked)
+	return e.reapOnce(c) + e.steps(c, e.orphanStepLocked) + e.finishEnds(c) + e.steps(c, e.removeStepLocked)
 }
 
 func (e *Engine) reapOnce(c *Call) int {
@@ -46,7 +46,6 @@ func (e *Engine) clockLocked() int64 {
 // that both its hold and its node's deadline (or its session) would end
 // ends by the earliest of them, however late the decision is taken.
 func (e *Engine) reapDueLocked(now int64) {
-	e.endOrphansLocked(now)
 	for {
 		kind, t, ok := e.timers.nextDue(now)
 		if !ok {
