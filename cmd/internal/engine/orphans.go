@@ -11,8 +11,8 @@ import "slices"
 // beneath a subtree ending in steps does (endingAs): describe gives it
 // Cancelled at that instant for its owner's end, and whatever an ended node
 // refuses, it and every node beneath it refuse. A node that already answers
-// as ended is left to the end that reaches it. Marking costs a few
-// nanoseconds a node, not an event. Steps then end the marked nodes, in the
+// as ended is left to the end that reaches it. Marking costs a sort by id
+// and a lookup a node, not an event. Steps then end the marked nodes, in the
 // order their sessions ended and by id, at most stepSize each, every step
 // under a hold of the engine lock of its own: each node with a
 // KindNodeEnded event for its owner (or a KindNodeEnding when its subtree is

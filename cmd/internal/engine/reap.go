@@ -4,9 +4,9 @@ package engine
 // sessions that lapsed, deadlines that passed, holds that ran out (in the
 // order of their instants), ended nodes past their retention, key nodes idle
 // for Settings.KeyIdle. It also forgets tombstones whose time is up, takes
-// the steps left of ending wide subtrees, and removes ended subtrees in
-// steps (each step under the lock on its own; see ending.go and
-// removal.go). Every call that touches an object makes the same decision
+// the steps left of ending the nodes of ended sessions and wide subtrees,
+// and removes ended subtrees in steps (each step under the lock on its own;
+// see orphans.go, ending.go and removal.go). Every call that touches an object makes the same decision
 // about it, so results never depend on when Reap runs; only promptness
 // does. It returns how many events it emitted.
 func (e *Engine) Reap(c *Call) int {
