@@ -155,7 +155,10 @@ func (e *Engine) applyNodeEnded(ev *Event) error {
 	} else {
 		e.endTreeLocked(n, ev.State, ev.Time)
 	}
-	e.timers.pushRemoval(ev.Time, n.id)
+	e.timers.pushRemoval(n.ended, n.id)
+	if e.replay {
+		e.trimOrphansLocked()
+	}
 	return nil
 }
 
@@ -164,10 +167,10 @@ func (e *Engine) applyNodeEnded(ev *Event) error {
 // cancelled, or past its deadline if n is.
 func (e *Engine) endTreeLocked(n *node, st State, now int64) {
 	e.endNodeLocked(n, st, now)
-	below := belowState(st)
+	below := belowState(n.state)
 	for ch := range n.order.all() {
 		if ch.state == Active {
-			e.endTreeLocked(ch, below, now)
+			e.endTreeLocked(ch, below, n.ended)
 		}
 	}
 }
@@ -183,7 +186,15 @@ func belowState(st State) State {
 // endNodeLocked ends n alone with state st at now: its leases are revoked
 // and its queued acquires fail.
 func (e *Engine) endNodeLocked(n *node, st State, now int64) {
+	if n.marked() { // its owner's end came first (see orphans.go)
+		st, now, n.ownerEnded = Cancelled, n.ended, true
+	}
 	n.state, n.ended = st, now
+	if p := n.parent; p != nil { // never nil: the root does not end
+		if p.activeKids--; p.activeKids == 0 {
+			delete(e.midway, p.id)
+		}
+	}
 	e.endedNodes++
 	e.unownLocked(n)
 	e.markNode(n)

@@ -91,7 +91,7 @@ func (e *Engine) serveOneLocked(cq *classQueue, now int64) bool {
 			tq = next
 			continue
 		}
-		if g.node.endedAbove() {
+		if g.node.doomed() {
 			e.failGroupLocked(g, ErrNodeEnded) // its node is being ended a step at a time
 			return true
 		}

@@ -1,6 +1,10 @@
 package engine
 
-import "runtime"
+import (
+	"cmp"
+	"runtime"
+	"slices"
+)
 
 // Ending a wide subtree in steps.
 //
@@ -30,16 +34,35 @@ type endCursor struct {
 // endedAbove reports whether an ancestor of n has ended: n is then being
 // ended, a step at a time.
 func (n *node) endedAbove() bool {
+	for a := n.parent; a != nil; a = a.parent {
+		if a.state != Active {
+			return true
+		}
+	}
+	return false
+}
+
+// doomed reports whether the active node n already answers as ended: an
+// ancestor has ended, or n or an ancestor is marked by its owner's end
+// (see orphans.go). A step will end it.
+func (n *node) doomed() bool {
 	st, _ := n.endingAs()
 	return st != Active
 }
 
-// endingAs returns the state and the instant the step that ends n will give
-// it, from its nearest ended ancestor; Active and 0 when none has ended.
+// endingAs returns the state and the instant the step that ends the active
+// node n will give it, from the nearest of n's own mark, an ancestor's
+// mark and an ended ancestor; Active and 0 when there is none.
 func (n *node) endingAs() (State, int64) {
+	if n.ended != 0 {
+		return Cancelled, n.ended
+	}
 	for a := n.parent; a != nil; a = a.parent {
-		if a.state != Active {
+		switch {
+		case a.state != Active:
 			return belowState(a.state), a.ended
+		case a.ended != 0:
+			return Cancelled, a.ended
 		}
 	}
 	return Active, 0
@@ -97,44 +120,53 @@ func (e *Engine) applyNodesEnded(ev *Event) error {
 	return nil
 }
 
-// followLocked notes that n's children are to be ended by later steps. In
-// replay the cursors are not kept: the next live step finds them again.
+// followLocked notes that n's active children are to be ended by later
+// steps. In replay no cursor is kept, as the recorded steps that follow
+// move on where the live ones did: n is noted as midway instead, until
+// its last active child has ended.
 func (e *Engine) followLocked(n *node) {
-	if n.order.len() == 0 {
+	if n.activeKids == 0 {
 		return
 	}
 	if e.replay {
-		e.rescan = true
+		e.noteMidwayLocked(n)
 		return
 	}
 	e.ending = append(e.ending, endCursor{parent: n})
 }
 
-// rescanLocked finds again, after a restore or a replay, every ended node
-// with an active child. It looks at every node, once per start.
-func (e *Engine) rescanLocked() {
-	e.rescan = false
-	e.ending = e.ending[:0]
-	for _, n := range e.nodes {
-		if n.state == Active {
-			continue
-		}
-		for ch := range n.order.all() {
-			if ch.state == Active {
-				e.ending = append(e.ending, endCursor{parent: n})
-				break
-			}
-		}
+// noteMidwayLocked notes the ended node n, which has an active child, as a
+// subtree whose ending a restore or a replay caught in the middle. Every
+// note costs O(1), and the note goes once its last active child has ended
+// (endNodeLocked), so that the notes are the subtrees still to end, however
+// large the tree.
+func (e *Engine) noteMidwayLocked(n *node) {
+	if e.midway == nil {
+		e.midway = make(map[ID]*node)
 	}
+	e.midway[n.id] = n
+}
+
+// resumeLocked turns what a restore or a replay noted as midway into
+// cursors, in id order, the first time a live step or a removal asks:
+// O(k log k) for the k subtrees still to end.
+func (e *Engine) resumeLocked() {
+	if len(e.midway) == 0 {
+		return
+	}
+	at := len(e.ending)
+	for _, n := range e.midway {
+		e.ending = append(e.ending, endCursor{parent: n})
+	}
+	slices.SortFunc(e.ending[at:], func(a, b endCursor) int { return cmp.Compare(b.parent.id, a.parent.id) })
+	clear(e.midway)
 }
 
 // stepLocked takes one step: it ends the active nodes among the next
 // stepSize nodes to look at, in one KindNodesEnded event. It reports whether
 // steps remain.
 func (e *Engine) stepLocked(now int64) bool {
-	if e.rescan {
-		e.rescanLocked()
-	}
+	e.resumeLocked()
 	var ids []ID
 	for left := e.stepSize(); left > 0 && len(e.ending) > 0; {
 		top := &e.ending[len(e.ending)-1]
@@ -163,9 +195,7 @@ func (e *Engine) stepLocked(now int64) bool {
 // endingInside reports whether a subtree being ended lies at n or beneath
 // it; n is then kept until it has ended whole.
 func (e *Engine) endingInside(n *node) bool {
-	if e.rescan {
-		e.rescanLocked()
-	}
+	e.resumeLocked()
 	for _, c := range e.ending {
 		if c.parent.within(n) {
 			return true

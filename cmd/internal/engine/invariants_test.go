@@ -14,7 +14,7 @@ import (
 func checkState(e *Engine) error {
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	for _, check := range []func(*Engine) error{checkI2Usage, checkI3Held, checkI6Leases, checkI7Ended, checkI8WorkConserving, checkI11Owners, checkIDs, checkStats, checkChildOrder, checkBounds, checkScoped} {
+	for _, check := range []func(*Engine) error{checkI2Usage, checkI3Held, checkI6Leases, checkI7Ended, checkI8WorkConserving, checkI11Owners, checkIDs, checkStats, checkChildOrder, checkActiveKids, checkBounds, checkScoped} {
 		if err := check(e); err != nil {
 			return err
 		}
@@ -24,8 +24,9 @@ func checkState(e *Engine) error {
 
 // I11: no node outlives its owner. An active node's owner is a live session
 // that lists it, and a session lists only the active nodes it owns. Only a
-// node beneath a subtree still ending in steps, or one noted as orphaned by
-// a load (orphans.go), waits for the decision that ends it.
+// node beneath a subtree still ending in steps, one its owner's end marked
+// and queued for the steps, or one beneath a marked node (orphans.go),
+// waits for the step that ends it; a marked node's owner has ended.
 func checkI11Owners(e *Engine) error {
 	listed := 0
 	for _, s := range e.sessions {
@@ -41,9 +42,12 @@ func checkI11Owners(e *Engine) error {
 		if n.owner == 0 || n.state != Active {
 			continue
 		}
+		if n.marked() && e.sessions[n.owner] != nil {
+			return fmt.Errorf("I11: node %d is marked for its owner's end, but session %d is live", n.id, n.owner)
+		}
 		if s := e.sessions[n.owner]; s != nil {
 			owned++
-		} else if !n.endedAbove() && !slices.Contains(e.orphaned, n.id) {
+		} else if !n.endedAbove() && !(n.marked() && slices.Contains(e.orphaned, n.id)) && !n.parent.doomed() {
 			return fmt.Errorf("I11: active node %d outlived its owner session %d", n.id, n.owner)
 		}
 	}
@@ -174,7 +178,7 @@ func checkI7Ended(e *Engine) error {
 // an active child of an ended node: a cursor on its parent has not passed
 // it yet, or a restart left the cursors to be found again.
 func stepsReach(e *Engine, ch *node) bool {
-	if e.rescan {
+	if e.midway[ch.parent.id] != nil {
 		return true
 	}
 	for _, c := range e.ending {
@@ -427,6 +431,28 @@ func checkStats(e *Engine) error {
 // checkChildOrder: the children Describe pages through are exactly the
 // node's children, in ascending id order, with the holes counted right and
 // never more than the children.
+// checkActiveKids: every node counts its active children, and the subtrees
+// a load left midway are ended nodes with an active child.
+func checkActiveKids(e *Engine) error {
+	active := make(map[*node]int32)
+	for _, n := range e.nodes {
+		if n.parent != nil && n.state == Active {
+			active[n.parent]++
+		}
+	}
+	for _, n := range e.nodes {
+		if n.activeKids != active[n] {
+			return fmt.Errorf("node %d counts %d active children, has %d", n.id, n.activeKids, active[n])
+		}
+	}
+	for id, n := range e.midway {
+		if e.nodes[id] != n || n.state == Active || n.activeKids == 0 {
+			return fmt.Errorf("node %d is noted as a subtree ending midway, but is not an ended node with an active child", id)
+		}
+	}
+	return nil
+}
+
 func checkChildOrder(e *Engine) error {
 	kids := make(map[*node]int)
 	for _, n := range e.nodes {

@@ -61,7 +61,7 @@ func (b *bucket) fullAt() int64 {
 // no lease, waiter or scoped session, and no rate cap but a key node's own.
 // kids is how many children n is to be taken to have.
 func (n *node) keySince(kids int) (int64, bool) {
-	if n.keyed == NotKeyed || n.state != Active || n.endedAbove() || kids > 0 || n.scoped > 0 || !emptyDefaults(n.defs()) {
+	if n.keyed == NotKeyed || n.state != Active || n.doomed() || kids > 0 || n.scoped > 0 || !emptyDefaults(n.defs()) {
 		return 0, false
 	}
 	for _, cs := range n.cls {

@@ -34,6 +34,7 @@ type node struct {
 	weight     int32
 	priority   int32
 	scoped     int32 // live sessions scoped to this node or beneath it (countScoped)
+	activeKids int32 // its active children (adopt, disown, endNodeLocked)
 	state      State
 	keyed      Keyed // the part it plays for ConsumeKeyed
 	ownerEnded bool  // it ended because its owner's session ended

@@ -2,45 +2,81 @@ package engine
 
 import "slices"
 
-// A session's end and the ends of the nodes it owns are one decision, but
-// the record may carry them in more than one commit: the writer cuts batches
-// where it likes. A record cut between them (governord killed in between)
-// holds a session that has ended and active nodes it owned. Replay and
-// restore note such nodes as orphaned, and the first decision after the load
-// ends each, as the session's end would have (endSessionLocked). A node
-// beneath a subtree still ending in steps is left to those steps, as it is
-// live.
+// Ending a session's nodes in steps.
+//
+// A session's end ends every active node it owns, as Cancelled at the
+// session's instant, with its subtree. The apply of the session's end only
+// marks them, in id order: a marked node stays active, with the instant its
+// end will carry in ended, and from then on answers as ended, as a node
+// beneath a subtree ending in steps does (endingAs): describe gives it
+// Cancelled at that instant for its owner's end, and whatever an ended node
+// refuses, it and every node beneath it refuse. A node that already answers
+// as ended is left to the end that reaches it. Marking costs a sort by id
+// and a lookup a node, not an event. Steps then end the marked nodes, in the
+// order their sessions ended and by id, at most stepSize each, every step
+// under a hold of the engine lock of its own: each node with a
+// KindNodeEnded event for its owner (or a KindNodeEnding when its subtree is
+// wide). An end that reaches a marked node first, an ancestor's, ends it as
+// its owner's end would have (endNodeLocked). Until its step, a lease on a
+// marked node is still live and counts as held. CloseSession takes the
+// steps before it answers; those of a lapsed session are taken by Reap.
+//
+// Replay marks as the live engine did, and the recorded steps end the
+// marked nodes. A snapshot keeps a mark (an active node with an instant of
+// end), and a restore queues the marked nodes again. A record cut between a
+// session's end and its nodes' ends (governord killed in between) so
+// replays to marks; an older snapshot of such a cut, without the marks,
+// is marked on restore at the snapshot's instant.
 
-// noteOrphansLocked notes, while replaying the end of session s, the active
-// nodes it owns: the events that end them follow in a whole record, and
-// endOrphansLocked then finds them ended.
-func (e *Engine) noteOrphansLocked(s *session) {
-	if !e.replay {
-		return // endSessionLocked ends them right after
-	}
+// marked reports whether n is an active node its owner's end marked.
+func (n *node) marked() bool { return n.state == Active && n.ended != 0 }
+
+// markOwnedLocked marks, at instant at, every active node session s owns
+// that does not already answer as ended, and queues them for the steps.
+func (e *Engine) markOwnedLocked(s *session, at int64) {
+	ids := make([]ID, 0, len(s.owned))
 	for id := range s.owned {
-		e.orphaned = append(e.orphaned, id)
+		ids = append(ids, id)
 	}
-}
-
-// endOrphansLocked ends every noted node that is still an active orphan, in
-// id order, each as its session's end would have.
-func (e *Engine) endOrphansLocked(now int64) {
-	if len(e.orphaned) == 0 {
-		return
-	}
-	ids := e.orphaned
-	e.orphaned = nil
 	slices.Sort(ids)
 	for _, id := range ids {
-		if n := e.nodes[id]; n != nil && e.orphan(n) {
-			e.emitEndLocked(&Event{Owner: n.owner}, n, Cancelled, now)
+		if n := e.nodes[id]; n != nil && n.state == Active && !n.doomed() {
+			n.ended = at
+			e.markNode(n)
+			e.orphaned = append(e.orphaned, id)
 		}
 	}
 }
 
-// orphan reports whether n is active, owned by a session that has ended,
-// and not left to the steps of an ending subtree.
-func (e *Engine) orphan(n *node) bool {
-	return n.state == Active && n.owner != 0 && e.sessions[n.owner] == nil && !n.endedAbove()
+// orphanStepLocked takes one step: it ends the next marked nodes in the
+// queue, at most stepSize of them looked at, each for its owner's end. A
+// queued node that has ended since, or that a wider end being taken in
+// steps will reach, is passed over. It reports whether marked nodes
+// remain.
+func (e *Engine) orphanStepLocked(now int64) bool {
+	for left := e.stepSize(); left > 0 && len(e.orphaned) > 0; left-- {
+		n := e.nodes[e.orphaned[0]]
+		e.orphaned = e.orphaned[1:]
+		if n != nil && n.marked() && !n.endedAbove() {
+			e.emitEndLocked(&Event{Owner: n.owner}, n, Cancelled, now)
+		}
+	}
+	if len(e.orphaned) == 0 {
+		e.orphaned = nil
+	}
+	return len(e.orphaned) > 0
+}
+
+// trimOrphansLocked drops, after a replayed end, the queued nodes at the
+// front that are no longer marked: the recorded steps end them in the
+// order they were queued, so that a long replay keeps no more of the queue
+// than the steps have left.
+func (e *Engine) trimOrphansLocked() {
+	for len(e.orphaned) > 0 {
+		if n := e.nodes[e.orphaned[0]]; n != nil && n.marked() {
+			return
+		}
+		e.orphaned = e.orphaned[1:]
+	}
+	e.orphaned = nil
 }

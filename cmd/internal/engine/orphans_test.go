@@ -8,8 +8,9 @@ import (
 // TestRecordCutAfterASessionsEnd: the record holds a session's close but not
 // the ends of the nodes it owned, as when governord is killed between the
 // two commits that carry them. Replayed, and restored from a snapshot taken
-// then, the engine keeps its invariants, and its first decision ends each
-// orphan as the session's end would have: cancelled, for its owner's end.
+// then, the engine keeps its invariants, each orphan answers as the
+// session's end made it: cancelled at the close's instant, for its owner's
+// end, its child cancelled with it; and Reap's steps end them so.
 func TestRecordCutAfterASessionsEnd(t *testing.T) {
 	f := newFixture(t)
 	ten := f.tenant(Spec{Name: "a"})
@@ -35,11 +36,16 @@ func TestRecordCutAfterASessionsEnd(t *testing.T) {
 	restored, err := Restore(Options{Clock: f.clock, Sink: &recorder{}}, replayed.Dump())
 	must(t, err)
 	must(t, checkState(restored))
+	closed := f.rec.events[cut-1].Time
 	for how, e := range map[string]*Engine{"replayed": replayed, "restored": restored} {
-		if inf, _, _, err := e.Describe(&Call{}, task, nil); err != nil || inf.State != Cancelled || !inf.OwnerEnded {
-			t.Fatalf("%s: the orphaned task after the next call: %+v, %v; want cancelled for its owner's end", how, inf, err)
+		if inf, _, _, err := e.Describe(&Call{}, task, nil); err != nil || inf.State != Cancelled || !inf.OwnerEnded || inf.Ended != closed {
+			t.Fatalf("%s: the orphaned task: %+v, %v; want cancelled at %d for its owner's end", how, inf, err, closed)
 		}
-		for id, want := range map[ID]State{child: Cancelled, kept: Active} {
+		if inf, _, _, err := e.Describe(&Call{}, child, nil); err != nil || inf.State != Cancelled || inf.OwnerEnded || inf.Ended != closed {
+			t.Fatalf("%s: the orphan's child: %+v, %v; want cancelled at %d with its parent", how, inf, err, closed)
+		}
+		e.Reap(&Call{})
+		for id, want := range map[ID]State{task: Cancelled, child: Cancelled, kept: Active} {
 			if n := e.nodes[id]; n.state != want {
 				t.Fatalf("%s: node %d is %v; want %v", how, id, n.state, want)
 			}

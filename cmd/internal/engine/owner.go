@@ -1,24 +1,11 @@
 package engine
 
-import "slices"
-
-// endSessionLocked emits the end of session s (closed or expired), then
-// ends every active node it owns as Cancelled, in the order of their ids,
-// each an event of its own that names the session, so that replay and
-// watchers see why. A node beneath an ending one is left to its steps, and a
-// wide subtree ends in steps (emitEndLocked).
+// endSessionLocked emits the end of session s (closed or expired). Its
+// apply marks the active nodes s owned, which later steps end, each with
+// an event of its own that names the session, so that replay and watchers
+// see why (see orphans.go).
 func (e *Engine) endSessionLocked(s *session, kind Kind, now int64) {
-	owned := make([]ID, 0, len(s.owned))
-	for id := range s.owned {
-		owned = append(owned, id)
-	}
-	slices.Sort(owned)
 	e.emitLocked(&Event{Kind: kind, Target: s.id}, now)
-	for _, id := range owned {
-		if n := e.nodes[id]; n != nil && n.state == Active && !n.endedAbove() {
-			e.emitEndLocked(&Event{Owner: s.id}, n, Cancelled, now)
-		}
-	}
 }
 
 // ownLocked makes session s the owner of the active node n.

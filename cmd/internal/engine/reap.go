@@ -4,13 +4,13 @@ package engine
 // sessions that lapsed, deadlines that passed, holds that ran out (in the
 // order of their instants), ended nodes past their retention, key nodes idle
 // for Settings.KeyIdle. It also forgets tombstones whose time is up, takes
-// the steps left of ending wide subtrees, and removes ended subtrees in
-// steps (each step under the lock on its own; see ending.go and
-// removal.go). Every call that touches an object makes the same decision
+// the steps left of ending the nodes of ended sessions and wide subtrees,
+// and removes ended subtrees in steps (each step under the lock on its own;
+// see orphans.go, ending.go and removal.go). Every call that touches an object makes the same decision
 // about it, so results never depend on when Reap runs; only promptness
 // does. It returns how many events it emitted.
 func (e *Engine) Reap(c *Call) int {
-	return e.reapOnce(c) + e.finishEnds(c) + e.steps(c, e.removeStepLocked)
+	return e.reapOnce(c) + e.steps(c, e.orphanStepLocked) + e.finishEnds(c) + e.steps(c, e.removeStepLocked)
 }
 
 func (e *Engine) reapOnce(c *Call) int {
@@ -46,7 +46,6 @@ func (e *Engine) clockLocked() int64 {
 // that both its hold and its node's deadline (or its session) would end
 // ends by the earliest of them, however late the decision is taken.
 func (e *Engine) reapDueLocked(now int64) {
-	e.endOrphansLocked(now)
 	for {
 		kind, t, ok := e.timers.nextDue(now)
 		if !ok {

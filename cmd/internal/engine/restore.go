@@ -1,5 +1,7 @@
 package engine
 
+import "slices"
+
 // Restore rebuilds an engine from a snapshot. It checks that the snapshot
 // forms a valid tree (every parent, scope, holder and count consistent) and
 // returns an ErrCorrupt error otherwise. Sessions start with one TTL from the
@@ -154,7 +156,7 @@ func (e *Engine) linkNode(n *node, parent ID) error {
 		return corrupt("snapshot node %d has a missing or too deep parent %d", n.id, parent)
 	}
 	if p.state != Active && n.state == Active {
-		e.rescan = true // an active node under an ended one: a subtree ended in steps, caught in the middle
+		e.noteMidwayLocked(p) // an active node under an ended one: a subtree ended in steps, caught in the middle
 	}
 	n.parent, n.depth, n.tenant = p, p.depth+1, p.tenant
 	if p == e.root {
@@ -204,10 +206,11 @@ func (e *Engine) restoreSessions(recs []SessionRec) error {
 }
 
 // restoreOwners puts every active owned node on its session's list. An
-// owned node outlives its session beneath a subtree still ending in steps
-// (endSessionLocked leaves it to them), or when the record was cut between
-// its session's end and its own: it is then noted as orphaned.
+// owned node outlives its session beneath a subtree still ending in steps,
+// or while its owner's end waits for the step that ends it (orphans.go):
+// it is then queued for that step again.
 func (e *Engine) restoreOwners() error {
+	var gone []ID
 	for _, n := range e.nodes {
 		if n.owner == 0 || n.state != Active {
 			if n.ownerEnded && (n.owner == 0 || n.state != Cancelled) {
@@ -217,14 +220,33 @@ func (e *Engine) restoreOwners() error {
 		}
 		s := e.sessions[n.owner]
 		if s == nil {
-			if !n.endedAbove() {
-				e.orphaned = append(e.orphaned, n.id) // the record was cut before its end (see orphans.go)
-			}
+			gone = append(gone, n.id)
 			continue
+		}
+		if n.ended != 0 {
+			return corrupt("snapshot node %d is marked for its owner's end, but its owner session %d is live", n.id, n.owner)
 		}
 		ownLocked(n, s)
 	}
+	e.requeueOrphansLocked(gone)
 	return nil
+}
+
+// requeueOrphansLocked queues again, in id order, the active nodes of gone,
+// whose owner sessions have ended: each marked node, and each one a
+// snapshot of a record cut before its owner's end was marked, marked now at
+// the snapshot's instant unless it already answers as ended.
+func (e *Engine) requeueOrphansLocked(gone []ID) {
+	slices.Sort(gone)
+	for _, id := range gone {
+		n := e.nodes[id]
+		if n.ended == 0 && !n.doomed() {
+			n.ended = e.last
+		}
+		if n.ended != 0 {
+			e.orphaned = append(e.orphaned, id)
+		}
+	}
 }
 
 func (e *Engine) restoreLeases(recs []LeaseRec) error {

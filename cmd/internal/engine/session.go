@@ -52,7 +52,7 @@ func (e *Engine) OpenSession(c *Call, scope ID, ttl time.Duration, token [32]byt
 	if n == nil {
 		return SessionInfo{}, ErrNotFound
 	}
-	if n.state != Active || n.endedAbove() {
+	if n.state != Active || n.doomed() {
 		return SessionInfo{}, ErrNodeEnded
 	}
 	if _, dup := e.tokens[token]; dup {
@@ -96,8 +96,17 @@ func (e *Engine) Heartbeat(c *Call) (SessionInfo, error) {
 }
 
 // CloseSession ends the caller's session: its leases are released and its
-// queued acquires fail.
+// queued acquires fail. The nodes it owned are ended in steps (see
+// orphans.go), which it takes before it answers.
 func (e *Engine) CloseSession(c *Call) error {
+	if err := e.closeSession(c); err != nil {
+		return err
+	}
+	e.steps(c, e.orphanStepLocked)
+	return nil
+}
+
+func (e *Engine) closeSession(c *Call) error {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	now := e.clockLocked()
@@ -176,7 +185,7 @@ func (e *Engine) applySessionEnded(ev *Event) error {
 	for n := len(s.waiters); n > 0; n = len(s.waiters) {
 		e.failWaiterLocked(s.waiters[n-1], ErrSessionEnded)
 	}
-	e.noteOrphansLocked(s)
+	e.markOwnedLocked(s, ev.Time)
 	s.scope.countScoped(-1)
 	s.scope.use().add(BoundSessions, -1)
 	delete(e.sessions, s.id)

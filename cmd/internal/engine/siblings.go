@@ -13,6 +13,9 @@ func (p *node) adopt(n *node) {
 		p.byName = make(map[string]*node)
 	}
 	p.order.add(n)
+	if n.state == Active {
+		p.activeKids++
+	}
 	if older := p.byName[n.name]; older != nil {
 		n.older, older.newer = older, n
 	}
@@ -23,6 +26,9 @@ func (p *node) adopt(n *node) {
 // else the next older, takes its place in the list.
 func (p *node) disown(n *node) {
 	p.order.remove(n.id)
+	if n.state == Active {
+		p.activeKids--
+	}
 	switch {
 	case n.newer != nil:
 		n.newer.older = n.older

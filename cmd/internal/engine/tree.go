@@ -56,6 +56,7 @@ func (n *node) info(now int64) NodeInfo {
 	}
 	if n.state == Active {
 		inf.State, inf.Ended = n.endingAs()
+		inf.OwnerEnded = n.ended != 0 // marked by its owner's end (see orphans.go)
 	}
 	if n.res.len() > 0 {
 		inf.Quotas = make(map[string]QuotaInfo, n.res.len())
@@ -104,7 +105,7 @@ func (e *Engine) callerLocked(c *Call, id ID) (*session, *node, error) {
 // ended (a large subtree ends in bounded steps). A node whose deadline passed
 // was ended by clockLocked already.
 func (n *node) activeErr() error {
-	if n.state != Active || n.endedAbove() {
+	if n.state != Active || n.doomed() {
 		return ErrNodeEnded
 	}
 	return nil
@@ -119,7 +120,7 @@ func (e *Engine) expireDeadlineLocked(n *node, instant, now int64) {
 			top = a
 		}
 	}
-	if top != nil && !top.endedAbove() {
+	if top != nil && !top.doomed() {
 		e.emitEndLocked(&Event{}, top, DeadlineExceeded, now)
 	}
 }

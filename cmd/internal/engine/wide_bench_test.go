@@ -186,3 +186,51 @@ func describeAll(b *testing.B, f *fixture, s, id ID) {
 		page.After = next
 	}
 }
+
+// BenchmarkEndAndRemoveWide cancels a node of 10,000 children and has the
+// reaper remove it once its retention has passed: the ending and the
+// removal steps of one wide subtree, the busy window of
+// BenchmarkWideTreeStall without the describe. Building the node is not
+// timed. -benchmem tells what ending and removing allocate per child.
+func BenchmarkEndAndRemoveWide(b *testing.B) {
+	f := newFixture(b)
+	set := DefaultSettings()
+	set.NodeRetention = time.Second
+	must(b, f.e.Configure(f.sys(), set))
+	ten := f.tenant(Spec{Name: "t"})
+	b.ReportAllocs()
+	for b.Loop() {
+		b.StopTimer()
+		p := f.sysCreate(ten, Spec{Name: "wide"})
+		for i := range 10_000 {
+			f.sysCreate(p, Spec{Name: fmt.Sprint("c", i)})
+		}
+		b.StartTimer()
+		must(b, f.e.Cancel(f.sys(), p))
+		f.clock.Advance(2 * time.Second)
+		f.e.Reap(f.sys())
+	}
+}
+
+// BenchmarkLapseOfAWideSession times the call that takes the lapse of a
+// session owning 10,000 nodes: under its one hold of the engine lock the
+// session ends and its nodes are marked; the steps that end them, taken
+// by Reap, and building the nodes are not timed.
+func BenchmarkLapseOfAWideSession(b *testing.B) {
+	f := newFixture(b)
+	ten := f.tenant(Spec{Name: "t"})
+	b.ReportAllocs()
+	for b.Loop() {
+		b.StopTimer()
+		s := f.session(ten, time.Second)
+		for i := range 10_000 {
+			f.create(s, 0, Spec{Name: fmt.Sprint("n", i)})
+		}
+		f.clock.Advance(2 * time.Second)
+		b.StartTimer()
+		f.describe(ten)
+		b.StopTimer()
+		f.e.Reap(f.sys())
+		b.StartTimer()
+	}
+}

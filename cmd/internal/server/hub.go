@@ -42,15 +42,16 @@ type hub struct {
 
 // mnode is a node as the hub mirrors it.
 type mnode struct {
-	id       engine.ID
-	parent   *mnode
-	name     string
-	creator  engine.ID // the session that created it; 0 if unknown or the daemon
-	state    engine.State
-	byOwner  bool   // its owner's session ended it
-	changed  int64  // unix nanoseconds of its creation or its end
-	cause    *mnode // the ancestor whose end ended it; nil if it ended on its own
-	children map[engine.ID]*mnode
+	id          engine.ID
+	parent      *mnode
+	name        string
+	creator     engine.ID // the session that created it; 0 if unknown or the daemon
+	state       engine.State
+	byOwner     bool   // its owner's session ended it
+	changed     int64  // unix nanoseconds of its creation or its end
+	cause       *mnode // the ancestor whose end ended it; nil if it ended on its own
+	children    map[engine.ID]*mnode
+	activeBelow int // active nodes beneath it: a subtree watcher of it hears its end once none is left
 }
 
 // watcher is one WatchNode stream. The hub owns its registration; the
@@ -103,8 +104,21 @@ func (h *hub) loadLocked(dump *engine.Snapshot) {
 			h.link(h.nodes[r.ID], p)
 		}
 	}
+	for _, n := range h.nodes {
+		if n.state == engine.Active {
+			n.countAbove(1)
+		}
+	}
 	for _, r := range dump.Sessions {
 		h.sessions[r.ID] = struct{}{}
+	}
+}
+
+// countAbove adds d to the count of active nodes beneath each of n's
+// ancestors: at most engine.MaxDepth of them.
+func (n *mnode) countAbove(d int) {
+	for a := n.parent; a != nil; a = a.parent {
+		a.activeBelow += d
 	}
 }
 
@@ -198,7 +212,7 @@ func (h *hub) applyLocked(ev *engine.Event) {
 	case engine.KindNodeEnded, engine.KindNodeEnding:
 		if n := h.nodes[ev.Node]; n != nil && n.state == engine.Active {
 			n.byOwner = ev.Owner != 0
-			if ev.Kind == engine.KindNodeEnding && !h.subtreeWatchedLocked(n) {
+			if ev.Kind == engine.KindNodeEnding {
 				h.endOneLocked(n, ev.State, ev.Time, nil) // the nodes_ended steps that follow end the rest
 			} else {
 				h.endLocked(n, ev.State, ev.Time, nil)
@@ -228,6 +242,7 @@ func (h *hub) createdLocked(ev *engine.Event) {
 	h.nodes[n.id] = n
 	if p := h.nodes[ev.Node]; p != nil {
 		h.link(n, p)
+		n.countAbove(1)
 	}
 	if n.creator != 0 {
 		set := h.created[n.creator]
@@ -259,7 +274,7 @@ func (h *hub) endLocked(n *mnode, st engine.State, at int64, cause *mnode) {
 			h.endLocked(ch, below, at, top)
 		}
 	}
-	h.deliverLocked(n)
+	h.tellEndLocked(n)
 }
 
 // reason says in words why n ended, naming the ancestor whose end ended it;
@@ -279,30 +294,24 @@ func (n *mnode) reason() string {
 // endOneLocked ends n alone, as endLocked does.
 func (h *hub) endOneLocked(n *mnode, st engine.State, at int64, cause *mnode) {
 	n.state, n.changed, n.cause = st, at, cause
+	h.tellEndLocked(n)
+}
+
+// tellEndLocked takes the ended node n off the count of active nodes
+// beneath each of its ancestors, then tells its watchers, so that a subtree
+// watcher above hears its own node's end after n's.
+func (h *hub) tellEndLocked(n *mnode) {
+	n.countAbove(-1)
 	h.deliverLocked(n)
 }
 
 // A node_ending's subtree ends here a nodes_ended step at a time, as the
 // record ends it, so that the writer goroutine, which publishes, never walks
 // a wide subtree at once: the node ends alone, and each node of a step
-// after it. A watcher of a subtree must hear of every node in it before its
-// stream ends with the node's own end, which the steps, parents first, do
-// not give: while one follows the node's subtree or a subtree beneath it,
-// the node ends with its whole subtree at once, and the steps then find
-// their nodes ended already.
-
-// subtreeWatchedLocked reports whether a watcher follows the subtree of n
-// or of a node beneath it. It looks at every watched node.
-func (h *hub) subtreeWatchedLocked(n *mnode) bool {
-	for id, ws := range h.byNode {
-		for w := range ws {
-			if w.subtree && h.nodes[id].within(n) {
-				return true
-			}
-		}
-	}
-	return false
-}
+// after it, whoever watches. A watcher of a subtree must hear of every node
+// in it before its stream ends with the node's own end, which the steps,
+// parents first, do not give: the node's end is held back from it until no
+// active node is left beneath (mnode.activeBelow), and then closes its stream.
 
 // endStepLocked ends n, a node of a nodes_ended step, alone, as its ended
 // parent makes it, naming as the cause the topmost ended node above it.
@@ -318,19 +327,12 @@ func (h *hub) endStepLocked(n *mnode) {
 	h.endOneLocked(n, st, n.parent.changed, top)
 }
 
-// within reports whether n is scope or lies beneath it; false for nil.
-func (n *mnode) within(scope *mnode) bool {
-	for a := n; a != nil; a = a.parent {
-		if a == scope {
-			return true
-		}
-	}
-	return false
-}
-
 func (h *hub) removeLocked(n *mnode) {
 	for _, ch := range n.children {
 		h.removeLocked(ch)
+	}
+	if n.state == engine.Active { // a forgotten key node
+		n.countAbove(-1)
 	}
 	if n.parent != nil {
 		delete(n.parent.children, n.id)
@@ -351,18 +353,27 @@ func (h *hub) sessionEndedLocked(id engine.ID) {
 
 // deliverLocked tells every watcher that follows n of its new state: those
 // of n itself, of an ancestor's subtree, and of the sessions that created n
-// or an ancestor. The message is built only once a watcher wants it.
+// or an ancestor. The message is built only once a watcher wants it. A
+// subtree watcher of an ended node hears its end, the last note, once no
+// active node is left beneath it: at once, or after the change of the last
+// one. It looks at n's ancestors only.
 func (h *hub) deliverLocked(n *mnode) {
 	h.round++
 	var msg *governorv1.WatchNodeResponse
 	for a := n; a != nil; a = a.parent {
 		for w := range h.byNode[a.id] {
-			if (a == n || w.subtree) && w.round != h.round {
-				w.round = h.round
+			if a != n && !w.subtree || w.round == h.round {
+				continue
+			}
+			w.round = h.round
+			if a != n || !w.subtree || n.state == engine.Active || n.activeBelow == 0 {
 				if msg == nil {
 					msg = n.message()
 				}
 				h.sendLocked(w, note{msg: msg, last: a == n && n.state != engine.Active})
+			}
+			if _, open := h.byNode[a.id][w]; open && a != n && a.state != engine.Active && a.activeBelow == 0 {
+				h.sendLocked(w, note{msg: a.message(), last: true})
 			}
 		}
 		for w := range h.mine[a.creator] {
