@@ -3,9 +3,10 @@ package engine
 import (
 	"fmt"
 	"math"
-	"slices"
 	"testing"
 	"time"
+
+	"governor.dev/governor/cmd/internal/stallbench"
 )
 
 // wideChildren is how many children the wide node of BenchmarkWideTreeStall
@@ -30,18 +31,18 @@ const (
 // ratio the issue sets at most 2. Each b.N is one loop of the wide tenant;
 // at least 3 run.
 func BenchmarkWideTreeStall(b *testing.B) {
-	benchStall(b, func(r *stallRun, f *fixture, ws ID, n int) {
+	benchStall(b, func(w *stallbench.Windows, f *fixture, ws ID, n int) {
 		p := f.create(ws, 0, Spec{Name: fmt.Sprint("wide", n)})
 		for i := range wideChildren {
 			f.create(ws, p, Spec{Name: fmt.Sprint("c", i)})
 		}
-		r.rest()
+		w.Rest(wideRest)
 		from := time.Now()
 		describeAll(b, f, ws, p)
 		must(b, f.e.Cancel(&Call{Session: ws}, p))
 		f.clock.Advance(2 * time.Second)
 		f.e.Reap(f.sys())
-		r.busy(from)
+		w.Busy(from)
 		if f.e.Stats().Nodes > 10 {
 			b.Error("the reaper left the wide node in the tree past its retention")
 		}
@@ -54,38 +55,20 @@ func BenchmarkWideTreeStall(b *testing.B) {
 // on this machine as loaded at the time. BenchmarkWideTreeStall's ratio
 // reads against it.
 func BenchmarkStallFloor(b *testing.B) {
-	benchStall(b, func(r *stallRun, _ *fixture, _ ID, _ int) {
-		r.rest()
+	benchStall(b, func(w *stallbench.Windows, _ *fixture, _ ID, _ int) {
+		w.Rest(wideRest)
 		from := time.Now()
 		for time.Since(from) < wideRest {
 		}
-		r.busy(from)
+		w.Busy(from)
 	})
-}
-
-// stallRun is where a loop of benchStall marks its windows. Only the loop
-// writes it; benchStall reads it once the loops have finished.
-type stallRun struct {
-	windows []window
-}
-
-// rest sleeps for wideRest, a quiet window.
-func (r *stallRun) rest() {
-	from := time.Now()
-	time.Sleep(wideRest)
-	r.windows = append(r.windows, window{from: from, to: time.Now()})
-}
-
-// busy marks a busy window from from to now.
-func (r *stallRun) busy(from time.Time) {
-	r.windows = append(r.windows, window{from: from, to: time.Now(), busy: true})
 }
 
 // benchStall runs loop (at least 3 times, b.N if more) on tenant "wide"
 // while tenant "quiet" consumes every 100 µs, and reports the p99 latency
 // of the consumes scheduled in the quiet and the busy windows the loop
 // marks, and their ratio.
-func benchStall(b *testing.B, loop func(r *stallRun, f *fixture, ws ID, n int)) {
+func benchStall(b *testing.B, loop func(w *stallbench.Windows, f *fixture, ws ID, n int)) {
 	f := newFixture(b)
 	commitEvents(b, f)
 	set := DefaultSettings()
@@ -99,75 +82,9 @@ func benchStall(b *testing.B, loop func(r *stallRun, f *fixture, ws ID, n int)) 
 	wide := f.tenant(Spec{Name: "wide"})
 	ws := f.session(wide, time.Hour)
 	b.ResetTimer()
-
-	r := &stallRun{}
-	finished := make(chan struct{})
-	go func() {
-		defer close(finished)
-		for n := range max(b.N, 3) {
-			loop(r, f, ws, n)
-		}
-	}()
-	var samples []sample
-	start := time.Now()
-	for i := 0; ; i++ {
-		select {
-		case <-finished:
-			quietLat, busyLat := split(samples, r.windows)
-			qp, bp := p99(quietLat), p99(busyLat)
-			b.ReportMetric(float64(qp.Microseconds()), "quiet-p99-µs")
-			b.ReportMetric(float64(bp.Microseconds()), "busy-p99-µs")
-			b.ReportMetric(float64(bp)/float64(qp), "busy/quiet")
-			return
-		default:
-		}
-		at := start.Add(time.Duration(i) * 100 * time.Microsecond)
-		if w := time.Until(at); w > 0 {
-			time.Sleep(w)
-		}
-		must(b, f.e.Consume(&Call{Session: qs}, leaf, "http", 1))
-		samples = append(samples, sample{at: at, lat: time.Since(at)})
-	}
-}
-
-// window is a span of a benchStall loop: resting or busy.
-type window struct {
-	from, to time.Time
-	busy     bool
-}
-
-// sample is one consume of the quiet tenant: its scheduled instant and its
-// latency from then.
-type sample struct {
-	at  time.Time
-	lat time.Duration
-}
-
-// split sorts the latencies of the samples scheduled in a window by the
-// window's kind; both lists are in time order.
-func split(samples []sample, windows []window) (quiet, busy []time.Duration) {
-	i := 0
-	for _, w := range windows {
-		for ; i < len(samples) && samples[i].at.Before(w.to); i++ {
-			switch {
-			case samples[i].at.Before(w.from):
-			case w.busy:
-				busy = append(busy, samples[i].lat)
-			default:
-				quiet = append(quiet, samples[i].lat)
-			}
-		}
-	}
-	return quiet, busy
-}
-
-func p99(lat []time.Duration) time.Duration {
-	if len(lat) == 0 {
-		return 0
-	}
-	s := slices.Clone(lat)
-	slices.Sort(s)
-	return s[len(s)*99/100]
+	stallbench.Run(b, 100*time.Microsecond,
+		func(w *stallbench.Windows, n int) { loop(w, f, ws, n) },
+		func() error { return f.e.Consume(&Call{Session: qs}, leaf, "http", 1) })
 }
 
 // describeAll reads every page of id's children, as a screen scrolling

@@ -1,0 +1,131 @@
+// Package stallbench measures what one tenant's work costs another
+// tenant's calls: a probe runs on a fixed schedule (open loop, so a stall
+// delays every probe scheduled during it, as it delays callers that do not
+// wait for each other) while a loop alternates quiet and busy windows, and
+// the p99 latency of the probes scheduled in each kind of window is
+// reported with their ratio. Quiet and busy windows alternate every second
+// or two, so that the load of other processes on a shared machine weighs
+// on both alike.
+package stallbench
+
+import (
+	"slices"
+	"sync"
+	"testing"
+	"time"
+)
+
+// Windows is where a loop marks its quiet and busy spans. Only the loop
+// writes it; Run reads it once the loop has finished.
+type Windows struct {
+	list []window
+}
+
+// window is a span of the loop: resting or busy.
+type window struct {
+	from, to time.Time
+	busy     bool
+}
+
+// Rest sleeps for d, a quiet window.
+func (w *Windows) Rest(d time.Duration) {
+	from := time.Now()
+	time.Sleep(d)
+	w.list = append(w.list, window{from: from, to: time.Now()})
+}
+
+// Busy marks a busy window from from to now.
+func (w *Windows) Busy(from time.Time) {
+	w.list = append(w.list, window{from: from, to: time.Now(), busy: true})
+}
+
+// sample is one probe: its scheduled instant and its latency from then.
+type sample struct {
+	at  time.Time
+	lat time.Duration
+}
+
+// Run calls loop max(b.N, 3) times on a goroutine of its own while it
+// starts probe every period, each on a goroutine of its own (open loop: a
+// probe's latency counts from its scheduled instant, and a slow probe
+// delays no other, as callers that do not wait for each other), and
+// reports the p99 latency of the probes scheduled in quiet windows
+// (quiet-p99-µs), in busy windows (busy-p99-µs) and their ratio
+// (busy/quiet). A probe that fails fails the benchmark.
+func Run(b *testing.B, period time.Duration, loop func(w *Windows, n int), probe func() error) {
+	b.Helper()
+	w := &Windows{}
+	finished := make(chan struct{})
+	go func() {
+		defer close(finished)
+		for n := range max(b.N, 3) {
+			loop(w, n)
+		}
+	}()
+	var (
+		probes  sync.WaitGroup
+		mu      sync.Mutex // guards samples and failed
+		samples []sample
+		failed  error
+	)
+	start := time.Now()
+	for i := 0; ; i++ {
+		select {
+		case <-finished:
+			probes.Wait()
+			if failed != nil {
+				b.Fatal(failed)
+			}
+			slices.SortFunc(samples, func(x, y sample) int { return x.at.Compare(y.at) })
+			quiet, busy := split(samples, w.list)
+			qp, bp := p99(quiet), p99(busy)
+			b.ReportMetric(float64(qp.Microseconds()), "quiet-p99-µs")
+			b.ReportMetric(float64(bp.Microseconds()), "busy-p99-µs")
+			b.ReportMetric(float64(bp)/float64(qp), "busy/quiet")
+			return
+		default:
+		}
+		at := start.Add(time.Duration(i) * period)
+		if d := time.Until(at); d > 0 {
+			time.Sleep(d)
+		}
+		probes.Go(func() {
+			err := probe()
+			lat := time.Since(at)
+			mu.Lock()
+			defer mu.Unlock()
+			samples = append(samples, sample{at: at, lat: lat})
+			if err != nil && failed == nil {
+				failed = err
+			}
+		})
+	}
+}
+
+// split sorts the latencies of the samples scheduled in a window by the
+// window's kind; both lists are in time order.
+func split(samples []sample, windows []window) (quiet, busy []time.Duration) {
+	i := 0
+	for _, w := range windows {
+		for ; i < len(samples) && samples[i].at.Before(w.to); i++ {
+			switch {
+			case samples[i].at.Before(w.from):
+			case w.busy:
+				busy = append(busy, samples[i].lat)
+			default:
+				quiet = append(quiet, samples[i].lat)
+			}
+		}
+	}
+	return quiet, busy
+}
+
+// p99 is the 99th percentile of lat; 0 for none.
+func p99(lat []time.Duration) time.Duration {
+	if len(lat) == 0 {
+		return 0
+	}
+	s := slices.Clone(lat)
+	slices.Sort(s)
+	return s[len(s)*99/100]
+}

@@ -1,0 +1,44 @@
+package stallbench
+
+import (
+	"testing"
+	"time"
+)
+
+func TestSplitSortsSamplesByTheirWindow(t *testing.T) {
+	t0 := time.Unix(0, 0)
+	at := func(ms int) time.Time { return t0.Add(time.Duration(ms) * time.Millisecond) }
+	windows := []window{
+		{from: at(10), to: at(20)},
+		{from: at(20), to: at(30), busy: true},
+		{from: at(40), to: at(50)},
+	}
+	samples := []sample{
+		{at: at(5), lat: 1},  // before any window
+		{at: at(12), lat: 2}, // quiet
+		{at: at(25), lat: 3}, // busy
+		{at: at(35), lat: 4}, // between windows
+		{at: at(45), lat: 5}, // quiet
+		{at: at(55), lat: 6}, // after every window
+	}
+	quiet, busy := split(samples, windows)
+	if len(quiet) != 2 || quiet[0] != 2 || quiet[1] != 5 {
+		t.Errorf("quiet = %v, want [2 5]", quiet)
+	}
+	if len(busy) != 1 || busy[0] != 3 {
+		t.Errorf("busy = %v, want [3]", busy)
+	}
+}
+
+func TestP99(t *testing.T) {
+	lat := make([]time.Duration, 200)
+	for i := range lat {
+		lat[i] = time.Duration(200 - i)
+	}
+	if got := p99(lat); got != 199 {
+		t.Errorf("p99 of 1..200 = %d, want 199", got)
+	}
+	if got := p99(nil); got != 0 {
+		t.Errorf("p99 of nothing = %d, want 0", got)
+	}
+}
