@@ -39,7 +39,7 @@ func (s *Service) httpGetRateLimits(w http.ResponseWriter, r *http.Request) {
 		writeError(w, err)
 		return
 	}
-	res, err := s.getRateLimits(r.Context(), r.Header, m)
+	res, err := s.getRateLimits(r.Context(), callHeader{http: r.Header}, m)
 	if err != nil {
 		writeError(w, err)
 		return
