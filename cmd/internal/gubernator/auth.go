@@ -12,7 +12,7 @@ import (
 // key of the service's tenant or the admin key, as governord's own API
 // does for API keys.
 func (s *Service) authenticate(h callHeader) error {
-	cred, ok := server.BearerValue(h.get("authorization"))
+	cred, ok := server.BearerValue(h.authorization())
 	if !ok {
 		return connect.NewError(connect.CodeUnauthenticated, errors.New(msgNoCredential))
 	}

@@ -34,12 +34,12 @@ func (s *Service) traceHeader(h callHeader) http.Header {
 	return th
 }
 
-// get returns the first value of key, given in lower case.
-func (h callHeader) get(key string) string {
+// authorization is the call's Authorization header.
+func (h callHeader) authorization() string {
 	if h.http != nil {
-		return h.http.Get(key)
+		return h.http.Get("Authorization")
 	}
-	if v := metadata.ValueFromIncomingContext(h.grpc, key); len(v) > 0 {
+	if v := metadata.ValueFromIncomingContext(h.grpc, "authorization"); len(v) > 0 {
 		return v[0]
 	}
 	return ""
