@@ -44,7 +44,14 @@ func (s *Service) httpGetRateLimits(w http.ResponseWriter, r *http.Request) {
 		writeError(w, err)
 		return
 	}
-	writeJSON(w, http.StatusOK, res)
+	data, ok := appendAnswersJSON(make([]byte, 0, 256), res)
+	if !ok {
+		writeJSON(w, http.StatusOK, res)
+		return
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(http.StatusOK)
+	_, _ = w.Write(data)
 }
 
 // readRequest reads a GetRateLimitsReq in JSON. The limit is the one gRPC

@@ -1,7 +1,6 @@
 package gubernator
 
 import (
-	"maps"
 	"slices"
 	"unicode/utf8"
 
@@ -179,14 +178,9 @@ func appendOne(b []byte, r *gubernatorv1.RateLimitResp) []byte {
 		b = protowire.AppendTag(b, respError, protowire.BytesType)
 		b = protowire.AppendString(b, r.Error)
 	}
-	if len(r.Metadata) == 1 { // every answer's owner: no keys to sort
-		for k, v := range r.Metadata {
-			b = appendEntry(b, k, v)
-		}
-	} else {
-		for _, k := range slices.Sorted(maps.Keys(r.Metadata)) {
-			b = appendEntry(b, k, r.Metadata[k])
-		}
+	var keys [1]string // room for the owner, the one key answers carry
+	for _, k := range sortedKeys(r.Metadata, keys[:0]) {
+		b = appendEntry(b, k, r.Metadata[k])
 	}
 	b = appendInt(b, respRetryAfter, uint64(r.RetryAfter))
 	return append(b, r.ProtoReflect().GetUnknown()...)
@@ -236,4 +230,13 @@ func appendEntry(b []byte, k, v string) []byte {
 	b = protowire.AppendString(b, k)
 	b = protowire.AppendTag(b, 2, protowire.BytesType)
 	return protowire.AppendString(b, v)
+}
+
+// sortedKeys appends md's keys to keys, in order.
+func sortedKeys(md map[string]string, keys []string) []string {
+	for k := range md {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	return keys
 }
