@@ -22,21 +22,18 @@ func newWireCodec() wireCodec {
 	return wireCodec{encoding.GetCodecV2(grpcproto.Name)}
 }
 
-// Marshal encodes a GetRateLimitsResp by hand, into a buffer of grpc-go's
-// pool when it is large enough for pooling to pay.
+// answerBytes is room for a typical answer in protobuf, the owner's
+// address included; a longer one grows the buffer.
+const answerBytes = 64
+
+// Marshal encodes a GetRateLimitsResp by hand.
 func (c wireCodec) Marshal(v any) (mem.BufferSlice, error) {
 	m, ok := v.(*gubernatorv1.GetRateLimitsResp)
 	if !ok {
 		return c.CodecV2.Marshal(v)
 	}
-	size := sizeResponse(m)
-	if mem.IsBelowBufferPoolingThreshold(size) {
-		return mem.BufferSlice{mem.SliceBuffer(appendResponse(make([]byte, 0, size), m))}, nil
-	}
-	pool := mem.DefaultBufferPool()
-	buf := pool.Get(size)
-	*buf = appendResponse((*buf)[:0], m)
-	return mem.BufferSlice{mem.NewBuffer(buf, pool)}, nil
+	b := appendResponse(make([]byte, 0, answerBytes*len(m.Responses)), m)
+	return mem.BufferSlice{mem.SliceBuffer(b)}, nil
 }
 
 // Unmarshal decodes a GetRateLimitsReq by hand, reusing the structs it

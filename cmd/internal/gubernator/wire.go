@@ -153,20 +153,26 @@ func setVarint(r *gubernatorv1.RateLimitReq, num protowire.Number, v uint64) boo
 func appendResponse(b []byte, m *gubernatorv1.GetRateLimitsResp) []byte {
 	for _, r := range m.Responses {
 		b = protowire.AppendTag(b, 1, protowire.BytesType)
-		b = protowire.AppendVarint(b, uint64(sizeOne(r)))
-		b = appendOne(b, r)
+		at := len(b)
+		b = append(b, 0) // the answer's length: one byte while under 128
+		b = prefixLength(appendOne(b, r), at)
 	}
 	return append(b, m.ProtoReflect().GetUnknown()...)
 }
 
-// sizeResponse is the length of appendResponse's output for m.
-func sizeResponse(m *gubernatorv1.GetRateLimitsResp) int {
-	n := len(m.ProtoReflect().GetUnknown())
-	for _, r := range m.Responses {
-		s := sizeOne(r)
-		n += 1 + protowire.SizeVarint(uint64(s)) + s
+// prefixLength writes, at b[at], the length of what follows b[at]: it was
+// written with one byte kept for it, and moves when the length takes more.
+func prefixLength(b []byte, at int) []byte {
+	n := len(b) - at - 1
+	if n < 0x80 {
+		b[at] = byte(n)
+		return b
 	}
-	return n
+	extra := protowire.SizeVarint(uint64(n)) - 1
+	b = append(b, make([]byte, extra)...)
+	copy(b[at+1+extra:], b[at+1:at+1+n])
+	protowire.AppendVarint(b[:at], uint64(n))
+	return b
 }
 
 func appendOne(b []byte, r *gubernatorv1.RateLimitResp) []byte {
@@ -186,19 +192,6 @@ func appendOne(b []byte, r *gubernatorv1.RateLimitResp) []byte {
 	return append(b, r.ProtoReflect().GetUnknown()...)
 }
 
-func sizeOne(r *gubernatorv1.RateLimitResp) int {
-	n := sizeInt(uint64(int64(r.Status))) + sizeInt(uint64(r.Limit)) + sizeInt(uint64(r.Remaining)) +
-		sizeInt(uint64(r.ResetTime)) + sizeInt(uint64(r.RetryAfter)) + len(r.ProtoReflect().GetUnknown())
-	if r.Error != "" {
-		n += 1 + protowire.SizeBytes(len(r.Error))
-	}
-	for k, v := range r.Metadata {
-		s := sizeEntry(k, v)
-		n += 1 + protowire.SizeVarint(uint64(s)) + s
-	}
-	return n
-}
-
 // appendInt appends a varint field, unless v is zero (proto3 leaves it
 // out). Every such field of RateLimitResp has a one-byte tag.
 func appendInt(b []byte, num protowire.Number, v uint64) []byte {
@@ -207,13 +200,6 @@ func appendInt(b []byte, num protowire.Number, v uint64) []byte {
 	}
 	b = protowire.AppendTag(b, num, protowire.VarintType)
 	return protowire.AppendVarint(b, v)
-}
-
-func sizeInt(v uint64) int {
-	if v == 0 {
-		return 0
-	}
-	return 1 + protowire.SizeVarint(v)
 }
 
 // sizeEntry is the length of a map entry's message: key and value, each
