@@ -70,7 +70,7 @@ func readRequest(w http.ResponseWriter, r *http.Request) (*gubernatorv1.GetRateL
 		return nil, connect.NewError(connect.CodeInvalidArgument, fmt.Errorf("read the request body: %w", err))
 	}
 	var m gubernatorv1.GetRateLimitsReq
-	if len(data) > 0 {
+	if len(data) > 0 && !decodeRequestJSON(data, &m) {
 		if err := jsonIn.Unmarshal(data, &m); err != nil {
 			return nil, connect.NewError(connect.CodeInvalidArgument, fmt.Errorf("the body is not a GetRateLimitsReq in JSON: %w", err))
 		}
