@@ -4,7 +4,7 @@
 // table with ratios and p99; -svg also draws it. It is a module of its own
 // so that governord's module never depends on Gubernator.
 //
-//	cd cmd/bench/compare && go run . -rounds 3 -duration 8s -svg ../../../docs/performance.svg
+//	cd cmd/bench/compare && go run . -rounds 3 -duration 5s -svg ../../../docs/compare.svg
 package main
 
 import (

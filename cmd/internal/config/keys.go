@@ -21,34 +21,57 @@ const MinKeyLength = 16
 // compared, each in constant time, so the time taken does not reveal which
 // key matched or how much of one did.
 func (c *Config) MatchKey(presented string) (tenant string, admin bool, ok bool) {
-	if presented == "" {
-		return "", false, false
-	}
-	digest := sha256.Sum256([]byte(presented))
-	admin = keyMatches(c.AdminKey, &digest)
-	found := -1
-	for i := range c.Tenants {
-		if keyMatches(c.Tenants[i].APIKey, &digest) && found < 0 {
-			found = i
-		}
-	}
-	switch {
-	case admin:
-		return "", true, true
-	case found >= 0:
-		return c.Tenants[found].Name, false, true
-	}
-	return "", false, false
+	return c.KeyMatcher()(presented)
 }
 
-// keyMatches reports whether the configured key stands for the key whose
-// SHA-256 is presented. An empty or malformed key matches nothing.
-func keyMatches(configured string, presented *[sha256.Size]byte) bool {
-	want, problem := keyDigest(configured)
-	if configured == "" || problem != "" {
-		return false
+// KeyMatcher returns MatchKey for the keys configured when it is called,
+// with their digests worked out once rather than on every call: what a
+// server that checks a key on every call uses.
+func (c *Config) KeyMatcher() func(presented string) (tenant string, admin bool, ok bool) {
+	adminKey := configuredDigest(c.AdminKey)
+	names := make([]string, len(c.Tenants))
+	tenants := make([]configuredKey, len(c.Tenants))
+	for i, t := range c.Tenants {
+		names[i], tenants[i] = t.Name, configuredDigest(t.APIKey)
 	}
-	return subtle.ConstantTimeCompare(want[:], presented[:]) == 1
+	return func(presented string) (string, bool, bool) {
+		if presented == "" {
+			return "", false, false
+		}
+		digest := sha256.Sum256([]byte(presented))
+		admin := adminKey.matches(&digest)
+		found := -1
+		for i := range tenants {
+			if tenants[i].matches(&digest) && found < 0 {
+				found = i
+			}
+		}
+		switch {
+		case admin:
+			return "", true, true
+		case found >= 0:
+			return names[found], false, true
+		}
+		return "", false, false
+	}
+}
+
+// configuredKey is the SHA-256 a configured key stands for; an empty or
+// malformed key (valid false) matches nothing.
+type configuredKey struct {
+	digest [sha256.Size]byte
+	valid  bool
+}
+
+func configuredDigest(key string) configuredKey {
+	digest, problem := keyDigest(key)
+	return configuredKey{digest: digest, valid: key != "" && problem == ""}
+}
+
+// matches reports whether k stands for the key whose SHA-256 is
+// presented, comparing in constant time.
+func (k configuredKey) matches(presented *[sha256.Size]byte) bool {
+	return subtle.ConstantTimeCompare(k.digest[:], presented[:]) == 1 && k.valid
 }
 
 // keyDigest returns the SHA-256 a configured key stands for, or what a key

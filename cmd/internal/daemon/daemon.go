@@ -222,7 +222,7 @@ func (d *Daemon) open(ctx context.Context, clock engine.Clock) error {
 	}
 	d.api, err = server.New(server.Options{
 		Store:   st,
-		Keys:    cfg.MatchKey,
+		Keys:    cfg.KeyMatcher(),
 		Tenants: d.tenant,
 		TTL: server.TTLBounds{
 			Default: cfg.Sessions.DefaultTTL,

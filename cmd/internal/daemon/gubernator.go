@@ -23,7 +23,7 @@ func (d *Daemon) handler() (http.Handler, error) {
 	svc, err := gubernator.New(gubernator.Options{
 		Limiter: gubernator.NewLimiter(d.store.Engine, tenant, g.Resource),
 		Record:  d.store,
-		Keys:    d.cfg.MatchKey,
+		Keys:    d.cfg.KeyMatcher(),
 		Tenant:  g.Tenant,
 		Address: d.apiAddr.String(),
 		Logger:  d.log,

@@ -2,7 +2,6 @@ package gubernator
 
 import (
 	"errors"
-	"net/http"
 
 	"connectrpc.com/connect"
 
@@ -12,8 +11,8 @@ import (
 // authenticate admits a call that carries, as Authorization: Bearer, the
 // key of the service's tenant or the admin key, as governord's own API
 // does for API keys.
-func (s *Service) authenticate(h http.Header) error {
-	cred, ok := server.Bearer(h)
+func (s *Service) authenticate(h callHeader) error {
+	cred, ok := server.BearerValue(h.authorization())
 	if !ok {
 		return connect.NewError(connect.CodeUnauthenticated, errors.New(msgNoCredential))
 	}

@@ -1,6 +1,7 @@
 package gubernator
 
 import (
+	"sync"
 	"time"
 
 	gubernatorv1 "governor.dev/governor/internal/gen/gubernator/v1"
@@ -65,17 +66,31 @@ type Verdict struct {
 	RetryAfter time.Duration
 }
 
-// answer is the wire form of v.
+// answer is the wire form of v, given by owner.
 func (v Verdict) answer(owner string) *gubernatorv1.RateLimitResp {
 	r := &gubernatorv1.RateLimitResp{
 		Status:     v.Status,
 		Limit:      v.Limit,
 		Remaining:  max(v.Remaining, 0),
 		RetryAfter: v.RetryAfter.Milliseconds(),
-		Metadata:   map[string]string{"owner": owner},
+		Metadata:   ownerMetadata(owner),
 	}
 	if !v.Reset.IsZero() {
 		r.ResetTime = v.Reset.UnixMilli()
 	}
 	return r
+}
+
+// owners holds the metadata of each owner's answers (ownerMetadata).
+var owners sync.Map
+
+// ownerMetadata is the metadata of an answer given by owner: one map per
+// owner (a process has one, its API address), shared by all its answers
+// and never written, so that an answer costs no map of its own.
+func ownerMetadata(owner string) map[string]string {
+	if md, ok := owners.Load(owner); ok {
+		return md.(map[string]string)
+	}
+	md, _ := owners.LoadOrStore(owner, map[string]string{"owner": owner})
+	return md.(map[string]string)
 }

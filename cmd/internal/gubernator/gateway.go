@@ -39,12 +39,19 @@ func (s *Service) httpGetRateLimits(w http.ResponseWriter, r *http.Request) {
 		writeError(w, err)
 		return
 	}
-	res, err := s.getRateLimits(r.Context(), r.Header, m)
+	res, err := s.getRateLimits(r.Context(), callHeader{http: r.Header}, m)
 	if err != nil {
 		writeError(w, err)
 		return
 	}
-	writeJSON(w, http.StatusOK, res)
+	data, ok := appendAnswersJSON(make([]byte, 0, 256), res)
+	if !ok {
+		writeJSON(w, http.StatusOK, res)
+		return
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(http.StatusOK)
+	_, _ = w.Write(data)
 }
 
 // readRequest reads a GetRateLimitsReq in JSON. The limit is the one gRPC
@@ -63,7 +70,7 @@ func readRequest(w http.ResponseWriter, r *http.Request) (*gubernatorv1.GetRateL
 		return nil, connect.NewError(connect.CodeInvalidArgument, fmt.Errorf("read the request body: %w", err))
 	}
 	var m gubernatorv1.GetRateLimitsReq
-	if len(data) > 0 {
+	if len(data) > 0 && !decodeRequestJSON(data, &m) {
 		if err := jsonIn.Unmarshal(data, &m); err != nil {
 			return nil, connect.NewError(connect.CodeInvalidArgument, fmt.Errorf("the body is not a GetRateLimitsReq in JSON: %w", err))
 		}

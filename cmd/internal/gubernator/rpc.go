@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"net/http"
 	"time"
 
 	"connectrpc.com/connect"
@@ -15,7 +14,7 @@ import (
 
 // GetRateLimits answers each request in order.
 func (s *Service) GetRateLimits(ctx context.Context, req *connect.Request[gubernatorv1.GetRateLimitsReq]) (*connect.Response[gubernatorv1.GetRateLimitsResp], error) {
-	res, err := s.getRateLimits(ctx, req.Header(), req.Msg)
+	res, err := s.getRateLimits(ctx, callHeader{http: req.Header()}, req.Msg)
 	if err != nil {
 		return nil, err
 	}
@@ -30,8 +29,8 @@ func (s *Service) HealthCheck(context.Context, *connect.Request[gubernatorv1.Hea
 
 // getRateLimits authenticates the call, applies every request, and answers
 // once everything the answers depend on is on record.
-func (s *Service) getRateLimits(ctx context.Context, h http.Header, m *gubernatorv1.GetRateLimitsReq) (res *gubernatorv1.GetRateLimitsResp, err error) {
-	ctx, traced := s.traceCall(ctx, h)
+func (s *Service) getRateLimits(ctx context.Context, h callHeader, m *gubernatorv1.GetRateLimitsReq) (res *gubernatorv1.GetRateLimitsResp, err error) {
+	ctx, traced := s.traceCall(ctx, s.traceHeader(h))
 	defer func(began time.Time) { s.done("GetRateLimits", began, err); traced(res, err) }(time.Now())
 	if err := s.authenticate(h); err != nil {
 		return nil, err
@@ -70,11 +69,10 @@ func (s *Service) one(r *gubernatorv1.RateLimitReq) (*gubernatorv1.RateLimitResp
 		return &gubernatorv1.RateLimitResp{Error: err.Error()}, 0, nil
 	}
 	v, seq, err := s.limiter.Limit(c)
-	var re *RequestError
-	switch {
-	case errors.As(err, &re):
-		return &gubernatorv1.RateLimitResp{Error: re.Message}, seq, nil
-	case err != nil:
+	if err != nil {
+		if re, ok := errors.AsType[*RequestError](err); ok {
+			return &gubernatorv1.RateLimitResp{Error: re.Message}, seq, nil
+		}
 		return nil, 0, connect.NewError(connect.CodeInternal, fmt.Errorf("internal error: %w", err))
 	}
 	return v.answer(s.address), seq, nil

@@ -25,7 +25,13 @@ type principal struct {
 // Bearer returns the credential of an Authorization: Bearer header, and
 // false when there is none.
 func Bearer(h http.Header) (string, bool) {
-	scheme, cred, ok := strings.Cut(strings.TrimSpace(h.Get("Authorization")), " ")
+	return BearerValue(h.Get("Authorization"))
+}
+
+// BearerValue returns the credential of v, an Authorization header's
+// value of the form "Bearer credential", and false when it is not one.
+func BearerValue(v string) (string, bool) {
+	scheme, cred, ok := strings.Cut(strings.TrimSpace(v), " ")
 	cred = strings.TrimSpace(cred)
 	return cred, ok && strings.EqualFold(scheme, "Bearer") && cred != ""
 }
