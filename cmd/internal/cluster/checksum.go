@@ -1,0 +1,54 @@
+package cluster
+
+import (
+	"encoding/binary"
+	"hash/fnv"
+	"maps"
+	"slices"
+
+	"governor.dev/governor/cmd/internal/engine"
+)
+
+// maxSums bounds how many checksums a replica keeps waiting for their
+// compare, so a leader that never sends one leaves no growing map.
+const maxSums = 64
+
+// applyCheck takes a checksum (OpChecksum) or compares one (OpCompare).
+func (f *FSM) applyCheck(e *engine.Engine, cmd *Command, r *Result) {
+	switch cmd.Op {
+	case OpChecksum:
+		if len(f.sums) >= maxSums {
+			delete(f.sums, slices.Min(slices.Collect(maps.Keys(f.sums))))
+		}
+		r.Sum = Checksum(e)
+		f.sums[f.applying] = r.Sum
+	case OpCompare:
+		mine, ok := f.sums[cmd.Waiter]
+		delete(f.sums, cmd.Waiter)
+		if ok && mine != cmd.Sum {
+			f.mu.Lock()
+			f.mismatch = append(f.mismatch, Mismatch{Index: cmd.Waiter, Mine: mine, Leader: cmd.Sum, AppliedAtIndex: f.applying})
+			f.mu.Unlock()
+		}
+	}
+}
+
+// Checksum is a hash of the engine's whole state: its snapshot and the
+// times its sessions lapse. Two replicas that applied the same commands
+// have the same checksum. It is O(size of the tree).
+func Checksum(e *engine.Engine) uint64 {
+	h := fnv.New64a()
+	raw, err := e.Dump().Encode()
+	if err != nil {
+		panic("cluster: encode a dump of the engine: " + err.Error())
+	}
+	h.Write(raw)
+	exp := e.Expiries()
+	var b [16]byte
+	for _, id := range slices.Sorted(maps.Keys(exp)) {
+		binary.LittleEndian.PutUint64(b[:8], uint64(id))
+		binary.LittleEndian.PutUint64(b[8:], uint64(exp[id]))
+		h.Write(b[:])
+	}
+	return h.Sum64()
+}
