@@ -57,10 +57,7 @@ func (n *Node) Close(c *engine.Call, id engine.ID) error {
 // waiter is the leader replica's: its grant is decided in the log, so it
 // arrives also if this member stops being the leader meanwhile.
 func (n *Node) Acquire(c *engine.Call, id engine.ID, class string, maxHold time.Duration) (engine.LeaseInfo, *engine.Waiter, error) {
-	r, index, err := n.apply(c, &Command{Op: OpAcquire, Target: id, Name: class, Span: maxHold})
-	if w := ok(r).Waiter; w != nil {
-		n.queued.Store(w, index)
-	}
+	r, _, err := n.apply(c, &Command{Op: OpAcquire, Target: id, Name: class, Span: maxHold})
 	return ok(r).Lease, ok(r).Waiter, err
 }
 
@@ -71,18 +68,16 @@ func (n *Node) Release(c *engine.Call, id engine.ID, rep engine.Report) (engine.
 }
 
 // Abandon withdraws a waiter Acquire returned on this member, as
-// engine.Engine.Abandon; a waiter it does not know is left alone. Unlike
+// engine.Engine.Abandon; a settled waiter (engine.Engine.Settled) is left
+// alone. Unlike
 // the engine's, it can fail (on a follower the waiter stays queued, and a
 // grant it gets ends with its session or its hold).
 func (n *Node) Abandon(c *engine.Call, w *engine.Waiter) error {
-	index, found := n.queued.Load(w)
+	index, found := n.fsm.waiterIndex(w)
 	if !found {
 		return nil
 	}
-	_, _, err := n.apply(c, &Command{Op: OpAbandon, Waiter: index.(uint64)})
-	if err == nil {
-		n.queued.Delete(w)
-	}
+	_, _, err := n.apply(c, &Command{Op: OpAbandon, Waiter: index})
 	return err
 }
 

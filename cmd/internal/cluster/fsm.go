@@ -25,15 +25,15 @@ type FSM struct {
 	eng   atomic.Pointer[engine.Engine]
 
 	// Owned by the FSM goroutine.
-	last     int64                     // time of the last command applied; never goes back
-	waiters  map[uint64]*engine.Waiter // queued acquires by the log index of their Acquire
-	image    *engine.Image             // the last snapshot, kept up to date from captures
-	sums     map[uint64]uint64         // checksums taken, by log index, until compared
+	last     int64             // time of the last command applied; never goes back
+	image    *engine.Image     // the last snapshot, kept up to date from captures
+	sums     map[uint64]uint64 // checksums taken, by log index, until compared
 	timeOf   func(c *Command, last int64) int64
 	applying uint64 // log index of the command being applied
 
 	mu       sync.Mutex // guards the fields below
 	mismatch []Mismatch // checksums that differed from the leader's
+	waiters  waiters    // queued acquires, by the log index of their Acquire
 }
 
 // Mismatch is one checksum of a replica that differed from the leader's.
@@ -47,7 +47,7 @@ var _ raft.FSM = (*FSM)(nil)
 
 // NewFSM returns an FSM over a new, empty engine.
 func NewFSM() *FSM {
-	f := &FSM{clock: new(stampClock), waiters: make(map[uint64]*engine.Waiter), sums: make(map[uint64]uint64), timeOf: stampedTime}
+	f := &FSM{clock: new(stampClock), waiters: newWaiters(), sums: make(map[uint64]uint64), timeOf: stampedTime}
 	f.eng.Store(engine.New(engine.Options{Clock: f.clock}))
 	f.image = engine.NewImage(nil)
 	return f
@@ -109,13 +109,12 @@ func (f *FSM) apply(index uint64, cmd *Command) *Result {
 	case OpAcquire:
 		r.Lease, r.Waiter, r.Err = e.Acquire(c, cmd.Target, cmd.Name, cmd.Span)
 		if r.Waiter != nil {
-			f.waiters[index] = r.Waiter
+			f.keepWaiter(index, r.Waiter)
 		}
 	case OpRelease:
 		r.Outcome, r.Err = e.Release(c, cmd.Target, cmd.Report)
 	case OpAbandon:
-		if w := f.waiters[cmd.Waiter]; w != nil {
-			delete(f.waiters, cmd.Waiter)
+		if w := f.takeWaiter(cmd.Waiter); w != nil {
 			e.Abandon(c, w)
 		}
 	default:

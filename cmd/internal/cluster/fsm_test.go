@@ -8,6 +8,8 @@ import (
 	"time"
 
 	"github.com/hashicorp/raft"
+
+	"governor.dev/governor/cmd/internal/engine"
 )
 
 func TestReplicasFedTheSameLogEndIdentical(t *testing.T) {
@@ -115,5 +117,76 @@ func TestRestoreRefusesACorruptSnapshot(t *testing.T) {
 	}
 	if Checksum(f.Engine()) != before {
 		t.Fatal("a refused restore changed the state")
+	}
+}
+
+// TestReapRechecksWhatIsDue puts a Reap in the log after a renewal that the
+// leader's timer did not know of: the replica decides at the Reap's time
+// with what it holds, so the renewed session lives, and lapses only at a
+// Reap after its new expiry.
+func TestReapRechecksWhatIsDue(t *testing.T) {
+	f := NewFSM()
+	t0 := time.Date(2030, 1, 1, 0, 0, 0, 0, time.UTC)
+	at := func(d time.Duration) int64 { return t0.Add(d).UnixNano() }
+	open := f.Apply(&raft.Log{Index: 1, Type: raft.LogCommand, Data: (&Command{Op: OpOpenSession, Target: 1, Span: time.Second, Token: [32]byte{1}, Now: at(0)}).Encode()}).(*Result)
+	if open.Err != nil {
+		t.Fatal(open.Err)
+	}
+	steps := []struct {
+		cmd   *Command
+		alive bool
+	}{
+		{&Command{Op: OpHeartbeat, Renew: []engine.ID{open.Session.ID}, Now: at(900 * time.Millisecond)}, true},
+		{&Command{Op: OpReap, Now: at(1500 * time.Millisecond)}, true}, // due by the first expiry, not by the renewed one
+		{&Command{Op: OpReap, Now: at(1900 * time.Millisecond)}, false},
+	}
+	for i, st := range steps {
+		f.Apply(&raft.Log{Index: uint64(i + 2), Type: raft.LogCommand, Data: st.cmd.Encode()})
+		if _, alive := f.Engine().SessionByToken([32]byte{1}); alive != st.alive {
+			t.Fatalf("after %v at +%v: session alive %v, want %v", st.cmd.Op, time.Duration(st.cmd.Now-at(0)), alive, st.alive)
+		}
+	}
+}
+
+// TestSettledWaitersAreForgotten queues 500 acquires one after another, each
+// granted and then released: the replica must not keep them all.
+func TestSettledWaitersAreForgotten(t *testing.T) {
+	f := NewFSM()
+	index := uint64(0)
+	apply := func(c *Command) *Result {
+		t.Helper()
+		index++
+		c.Now = int64(index) * int64(time.Millisecond)
+		r := f.Apply(&raft.Log{Index: index, Type: raft.LogCommand, Data: c.Encode()}).(*Result)
+		if r.Err != nil {
+			t.Fatalf("%v: %v", c.Op, r.Err)
+		}
+		return r
+	}
+	session := func(i int) engine.ID {
+		return apply(&Command{Op: OpOpenSession, Target: 1, Token: [32]byte{byte(i), byte(i >> 8), 1}}).Session.ID
+	}
+	nd := apply(&Command{Op: OpCreate, Target: 1, Spec: &engine.Spec{Name: "pool", Limits: map[string]int64{"gpu": 1}}}).Node.ID
+	holder := session(0)
+	held := apply(&Command{Op: OpAcquire, Session: holder, Target: nd, Name: "gpu"}).Lease
+	for i := 1; i <= 500; i++ {
+		s := session(i)
+		w := apply(&Command{Op: OpAcquire, Session: s, Target: nd, Name: "gpu"}).Waiter
+		if w == nil {
+			t.Fatal("the acquire did not queue")
+		}
+		if f.Engine().Settled(w) {
+			t.Fatal("a queued waiter counts as settled")
+		}
+		apply(&Command{Op: OpRelease, Session: holder, Target: held.ID})
+		g := <-w.C()
+		if f.Engine().Settled(w) {
+			t.Fatal("a waiter whose lease is held counts as settled: abandoning it must still release the lease")
+		}
+		holder, held = s, g.Lease
+	}
+	apply(&Command{Op: OpRelease, Session: holder, Target: held.ID})
+	if kept := f.keptWaiters(); kept >= 2*minSweep {
+		t.Fatalf("the replica keeps %d settled waiters", kept)
 	}
 }

@@ -54,9 +54,8 @@ type Node struct {
 	raft  *raft.Raft
 	store io.Closer // the bolt store, nil in memory
 
-	reads  reads
-	beats  beats
-	queued sync.Map // *engine.Waiter to the log index of its Acquire, on the node that applied it as leader
+	reads reads
+	beats beats
 
 	stop chan struct{}
 	done sync.WaitGroup

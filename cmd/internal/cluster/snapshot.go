@@ -89,7 +89,9 @@ func (f *FSM) Restore(rc io.ReadCloser) error {
 	e.SetExpiries(expiries)
 	f.last = last
 	f.image = engine.NewImage(st)
-	clear(f.waiters)
+	f.mu.Lock()
+	f.waiters = newWaiters()
+	f.mu.Unlock()
 	clear(f.sums)
 	f.eng.Store(e)
 	return nil
