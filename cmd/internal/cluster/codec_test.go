@@ -65,6 +65,7 @@ func sampleCommands() map[Op]*Command {
 		OpReap:     with(OpReap, func(*Command) {}),
 		OpChecksum: with(OpChecksum, func(*Command) {}),
 		OpCompare:  with(OpCompare, func(c *Command) { c.Waiter, c.Sum = 41, 0xdeadbeefcafef00d }),
+		OpRevive:   with(OpRevive, func(*Command) {}),
 	}
 }
 

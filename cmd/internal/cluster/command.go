@@ -40,12 +40,16 @@ const (
 	// OpCompare makes every replica compare the checksum it took at the
 	// OpChecksum at log index Waiter with Sum, the leader's.
 	OpCompare
+	// OpRevive gives every session one fresh TTL from the command's time
+	// (engine.Engine.Revive): a new leader's grace for the heartbeats that
+	// could not arrive while there was none.
+	OpRevive
 	opEnd
 )
 
 var opNames = [opEnd]string{"", "create", "ensure", "consume", "consume_with", "consume_keyed", "cancel", "close",
 	"acquire", "release", "abandon", "open_session", "heartbeat", "close_session", "set_quota", "set_limit",
-	"adjust_limit", "set_defaults", "set_rate", "reset_rate", "configure", "set_bounds", "reap", "checksum", "compare"}
+	"adjust_limit", "set_defaults", "set_rate", "reset_rate", "configure", "set_bounds", "reap", "checksum", "compare", "revive"}
 
 func (o Op) String() string {
 	if o > 0 && o < opEnd {

@@ -137,6 +137,8 @@ func (f *FSM) applySession(e *engine.Engine, c *engine.Call, cmd *Command, r *Re
 		r.Err = e.CloseSession(c)
 	case OpReap:
 		r.Reaped = e.Reap(c)
+	case OpRevive:
+		e.Revive()
 	default:
 		f.applyEdit(e, c, cmd, r)
 	}

@@ -56,6 +56,7 @@ type Node struct {
 
 	reads reads
 	beats beats
+	grace grace
 
 	stop chan struct{}
 	done sync.WaitGroup
@@ -187,10 +188,18 @@ func (n *Node) apply(c *engine.Call, cmd *Command) (*Result, uint64, error) {
 	if c != nil {
 		cmd.Session, cmd.Request = c.Session, c.Request
 	}
-	cmd.Now = n.cfg.Wall().UnixNano()
 	if n.raft.State() != raft.Leader {
 		return nil, 0, n.notLeader()
 	}
+	if err := n.graceOnce(); err != nil {
+		return nil, 0, err
+	}
+	return n.submit(c, cmd)
+}
+
+// submit stamps the time into cmd and puts it in the log.
+func (n *Node) submit(c *engine.Call, cmd *Command) (*Result, uint64, error) {
+	cmd.Now = n.cfg.Wall().UnixNano()
 	f := n.raft.Apply(cmd.Encode(), n.cfg.ApplyTimeout)
 	if err := f.Error(); err != nil {
 		switch {

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"governor.dev/governor/cmd/internal/engine"
+	"governor.dev/governor/cmd/internal/testclock"
 )
 
 // tenant opens a session on the leader and creates a node with a quota of
@@ -331,5 +332,27 @@ func TestNonDeterministicApplyIsReported(t *testing.T) {
 		if n != f && got != 0 {
 			t.Fatalf("member %s reported %d mismatches; it applied the log faithfully", n.cfg.ID, got)
 		}
+	}
+}
+
+// TestNewLeaderGivesSessionsAGrace lets the leaders' clock run past a
+// session's TTL with no heartbeat, as during an election, then changes the
+// leader: the session's next heartbeat must find it alive.
+func TestNewLeaderGivesSessionsAGrace(t *testing.T) {
+	clk := testclock.New(time.Date(2030, 1, 1, 0, 0, 0, 0, time.UTC))
+	tc := newCluster(t, 3, func(c *Config) { c.Wall = clk.Now })
+	l := tc.leader()
+	s, err := l.OpenSession(&engine.Call{}, engine.RootID, time.Second, [32]byte{4})
+	if err != nil {
+		t.Fatal(err)
+	}
+	clk.Advance(5 * time.Second)
+	l = tc.transfer()
+	if _, err := l.Heartbeat(&engine.Call{Session: s.ID}); err != nil {
+		t.Fatalf("the first heartbeat after a leader change: %v", err)
+	}
+	clk.Advance(5 * time.Second)
+	if _, err := l.Heartbeat(&engine.Call{Session: s.ID}); !errors.Is(err, engine.ErrSessionEnded) {
+		t.Fatalf("a heartbeat after the grace and a TTL passed: got %v, want ErrSessionEnded", err)
 	}
 }
