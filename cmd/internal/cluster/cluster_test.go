@@ -106,14 +106,19 @@ func (tc *testCluster) shutdown() {
 // kill stops member i as a crash would: it is cut off from the others
 // first, so nothing it had not sent reaches them, then shut down.
 func (tc *testCluster) kill(i int) {
+	tc.isolate(i)
+	_ = tc.nodes[i].Shutdown()
+	tc.nodes[i] = nil
+}
+
+// isolate cuts member i off from the others, both ways, until connect.
+func (tc *testCluster) isolate(i int) {
 	tc.trans[i].DisconnectAll()
 	for j, tr := range tc.trans {
 		if j != i {
 			tr.Disconnect(tc.trans[i].LocalAddr())
 		}
 	}
-	_ = tc.nodes[i].Shutdown()
-	tc.nodes[i] = nil
 }
 
 // leader waits for a live member to lead and returns it.

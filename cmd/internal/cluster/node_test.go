@@ -356,3 +356,32 @@ func TestNewLeaderGivesSessionsAGrace(t *testing.T) {
 		t.Fatalf("a heartbeat after the grace and a TTL passed: got %v, want ErrSessionEnded", err)
 	}
 }
+
+// TestUnknownOutcomeRetriesChargeOnce cuts the leader off while a charge is
+// in its log but not committed: the caller learns ErrUnknownOutcome, and its
+// retry with the same request id on the new leader charges exactly once.
+func TestUnknownOutcomeRetriesChargeOnce(t *testing.T) {
+	tc := newCluster(t, 3, nil)
+	l, li := tc.leaderIndex()
+	s, nd := tenant(t, l)
+	tc.isolate(li)
+	call := engine.Call{Session: s.ID, Request: "charge-1"}
+	first := call
+	err := l.Consume(&first, nd.ID, "tokens", 5)
+	var nl *ErrNotLeader
+	if !errors.Is(err, ErrUnknownOutcome) && !errors.As(err, &nl) {
+		t.Fatalf("a charge on a leader cut off from the rest: got %v, want ErrUnknownOutcome or ErrNotLeader", err)
+	}
+	tc.connect()
+	nl2 := tc.leader()
+	retry := call
+	if err := nl2.Consume(&retry, nd.ID, "tokens", 5); err != nil {
+		t.Fatalf("the retry: %v", err)
+	}
+	if got := used(t, nl2, nd.ID); got != 5 {
+		t.Fatalf("a charge and its retry left %d tokens used, want 5", got)
+	}
+	if !tc.converged() {
+		t.Fatal("replicas differ after the old leader rejoined")
+	}
+}
