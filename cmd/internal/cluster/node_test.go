@@ -143,8 +143,10 @@ func TestConcurrentReadsAreServed(t *testing.T) {
 		t.Fatal(err)
 	}
 	errs := make(chan error, 32)
+	start := make(chan struct{})
 	for range 32 {
 		go func() {
+			<-start
 			info, _, _, err := l.Describe(&engine.Call{}, nd.ID, nil)
 			if err == nil && info.Quotas["tokens"].Used != 3 {
 				err = errors.New("a concurrent read missed an acknowledged write")
@@ -152,6 +154,7 @@ func TestConcurrentReadsAreServed(t *testing.T) {
 			errs <- err
 		}()
 	}
+	close(start)
 	for range 32 {
 		if err := <-errs; err != nil {
 			t.Fatal(err)

@@ -2,6 +2,7 @@ package cluster
 
 import (
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/hashicorp/raft"
@@ -17,8 +18,8 @@ import (
 // one runs at a time, and every read that finished meanwhile joins the
 // next, which starts after their reads.
 type reads struct {
-	mu   sync.Mutex // guards term; held through a barrier, so reads wait for it
-	term uint64     // the term whose barrier is done
+	mu   sync.Mutex    // held through a barrier, so the reads of its term wait for it
+	term atomic.Uint64 // the term whose barrier is done
 
 	vmu     sync.Mutex // guards the fields below
 	next    *check     // the check reads join; it starts once the running one ends
@@ -27,35 +28,41 @@ type reads struct {
 
 // check is one VerifyLeader that reads share.
 type check struct {
-	done chan struct{}
-	err  error
+	done   chan struct{}
+	err    error
+	joined int // reads waiting for it; guarded by reads.vmu
 }
 
 // ready waits for the barrier of the current term, once per term.
 func (rd *reads) ready(r *raft.Raft, timeout time.Duration) error {
 	term := r.CurrentTerm()
+	if rd.term.Load() == term {
+		return nil
+	}
 	rd.mu.Lock()
 	defer rd.mu.Unlock()
-	if rd.term == term {
+	if rd.term.Load() == term {
 		return nil
 	}
 	if err := r.Barrier(timeout).Error(); err != nil {
 		return err
 	}
-	rd.term = term
+	rd.term.Store(term)
 	return nil
 }
 
-// verify confirms leadership with a check that starts after the call.
-func (rd *reads) verify(r *raft.Raft) error {
+// verify confirms leadership with a check (leader, raft's VerifyLeader)
+// that starts after the call.
+func (rd *reads) verify(leader func() error) error {
 	rd.vmu.Lock()
 	if rd.next == nil {
 		rd.next = &check{done: make(chan struct{})}
 	}
 	ch := rd.next
+	ch.joined++
 	if !rd.running {
 		rd.running = true
-		go rd.run(r)
+		go rd.run(leader)
 	}
 	rd.vmu.Unlock()
 	<-ch.done
@@ -63,7 +70,7 @@ func (rd *reads) verify(r *raft.Raft) error {
 }
 
 // run runs checks one after another while reads wait for one.
-func (rd *reads) run(r *raft.Raft) {
+func (rd *reads) run(leader func() error) {
 	for {
 		rd.vmu.Lock()
 		ch := rd.next
@@ -74,7 +81,7 @@ func (rd *reads) run(r *raft.Raft) {
 			return
 		}
 		rd.vmu.Unlock()
-		ch.err = r.VerifyLeader().Error()
+		ch.err = leader()
 		close(ch.done)
 	}
 }
@@ -91,11 +98,13 @@ func read[T any](n *Node, f func(e *engine.Engine) (T, error)) (T, error) {
 		return zero, n.notLeader()
 	}
 	v, err := f(n.fsm.Engine())
-	if verr := n.reads.verify(n.raft); verr != nil {
+	if verr := n.reads.verify(n.verifyLeader); verr != nil {
 		return zero, n.notLeader()
 	}
 	return v, err
 }
+
+func (n *Node) verifyLeader() error { return n.raft.VerifyLeader().Error() }
 
 // described is what Describe answers.
 type described struct {
