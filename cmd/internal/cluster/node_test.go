@@ -388,3 +388,22 @@ func TestUnknownOutcomeRetriesChargeOnce(t *testing.T) {
 		t.Fatal("replicas differ after the old leader rejoined")
 	}
 }
+
+// TestLeaderComparesChecksumsOnItsOwn lets the leader's duties put the
+// checksum pair in the log every few entries: the replica that reads the
+// wall clock in Apply is found without anyone asking.
+func TestLeaderComparesChecksumsOnItsOwn(t *testing.T) {
+	tc := newCluster(t, 3, func(c *Config) { c.ReapEvery, c.CheckEvery = 20*time.Millisecond, 4 })
+	f := tc.follower()
+	f.fsm.timeOf = func(*Command, int64) int64 { return time.Now().UnixNano() } // reads the wall clock inside Apply, on purpose
+	if _, err := tc.leader().OpenSession(&engine.Call{}, engine.RootID, time.Minute, [32]byte{5}); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(30 * time.Second)
+	for len(f.fsm.Mismatches()) == 0 {
+		if time.Now().After(deadline) {
+			t.Fatal("no mismatch reported within 30 s")
+		}
+		time.Sleep(5 * time.Millisecond) // waiting for the leader's next check, not for a result
+	}
+}
