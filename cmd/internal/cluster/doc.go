@@ -22,6 +22,6 @@
 // format to recover by hand; the log is compacted by snapshots, so bbolt's
 // one file is enough. None of this reaches the SDK module.
 //
-// Not replicated yet: queued acquires are not in a snapshot, so a replica
-// restored from one has none (issue 16).
+// Queued acquires are replicated through the log but are in no snapshot
+// yet, so a replica takes no snapshot while one waits (issue 16).
 package cluster

@@ -27,9 +27,16 @@ type snapshot struct {
 
 // Snapshot copies what changed since the previous snapshot: its cost
 // follows the rate of change, not the size of the tree (but for the
-// sessions' expiry times, one number per session).
+// sessions' expiry times, one number per session). Queued acquires are in
+// no snapshot yet, and a replica restored without them would grant
+// differently from the others, so while any acquire waits it refuses with
+// ErrAcquiresQueued and raft tries again at its next snapshot interval; the
+// log stays whole meanwhile.
 func (f *FSM) Snapshot() (raft.FSMSnapshot, error) {
 	e := f.Engine()
+	if n := queuedAcquires(e); n > 0 {
+		return nil, fmt.Errorf("%w: %d wait now", ErrAcquiresQueued, n)
+	}
 	f.image.Apply(e.Capture())
 	return &snapshot{image: f.image, last: f.last, expiries: e.Expiries()}, nil
 }
@@ -61,8 +68,7 @@ func (s *snapshot) Persist(sink raft.SnapshotSink) error {
 // Release does nothing: the image belongs to the FSM.
 func (s *snapshot) Release() {}
 
-// Restore replaces the engine with the one the snapshot describes. Queued
-// acquires are not in a snapshot: a replica restored from one has none.
+// Restore replaces the engine with the one the snapshot describes.
 func (f *FSM) Restore(rc io.ReadCloser) error {
 	defer rc.Close()
 	raw, err := io.ReadAll(rc)
@@ -95,6 +101,14 @@ func (f *FSM) Restore(rc io.ReadCloser) error {
 	clear(f.sums)
 	f.eng.Store(e)
 	return nil
+}
+
+func queuedAcquires(e *engine.Engine) int {
+	n := 0
+	for _, w := range e.Stats().Waiting {
+		n += w
+	}
+	return n
 }
 
 func decodeHead(head []byte) (int64, map[engine.ID]int64, error) {
