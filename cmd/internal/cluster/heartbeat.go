@@ -6,13 +6,14 @@ import (
 	"governor.dev/governor/cmd/internal/engine"
 )
 
-// beats coalesces heartbeats into one renewal command per batch: the first
-// caller applies the batch, and whoever arrives while it is in the log waits
-// for the next, which that caller applies too.
+// beats coalesces heartbeats into one renewal command per batch. The first
+// caller applies the batch of everyone waiting; whoever arrives while it is
+// in the log waits for the next batch, which the first of them applies. No
+// caller applies more than one batch, so none is kept by the others.
 type beats struct {
 	mu       sync.Mutex // guards the fields below
 	pending  []pendingBeat
-	flushing bool
+	flushing bool // a caller is applying a batch
 }
 
 type pendingBeat struct {
@@ -22,7 +23,8 @@ type pendingBeat struct {
 
 type beatAnswer struct {
 	Beat
-	seq uint64 // Call.Seq after the batch
+	seq  uint64 // Call.Seq after the batch
+	lead bool   // no answer yet: apply the next batch
 }
 
 // Heartbeat renews the caller's session, as engine.Engine.Heartbeat, in one
@@ -37,36 +39,41 @@ func (n *Node) Heartbeat(c *engine.Call) (engine.SessionInfo, error) {
 	if lead {
 		n.flushBeats()
 	}
-	b := <-answer
-	c.Seq = b.seq
-	return b.Session, b.Err
+	for {
+		b := <-answer
+		if !b.lead {
+			c.Seq = b.seq
+			return b.Session, b.Err
+		}
+		n.flushBeats()
+	}
 }
 
-// flushBeats applies the waiting renewals a batch at a time until none
-// wait.
+// flushBeats applies the renewals waiting now as one command, answers
+// each, and hands the next batch to the first caller waiting for it.
 func (n *Node) flushBeats() {
-	for {
-		n.beats.mu.Lock()
-		batch := n.beats.pending
-		n.beats.pending = nil
-		if len(batch) == 0 {
-			n.beats.flushing = false
-			n.beats.mu.Unlock()
-			return
-		}
-		n.beats.mu.Unlock()
-		ids := make([]engine.ID, len(batch))
-		for i, p := range batch {
-			ids[i] = p.session
-		}
-		done := &engine.Call{}
-		r, _, err := n.apply(done, &Command{Op: OpHeartbeat, Renew: ids})
-		for i, p := range batch {
-			a := beatAnswer{Beat{Err: err}, done.Seq}
-			if err == nil {
-				a.Beat = r.Beats[i]
-			}
-			p.answer <- a
-		}
+	n.beats.mu.Lock()
+	batch := n.beats.pending
+	n.beats.pending = nil
+	n.beats.mu.Unlock()
+	ids := make([]engine.ID, len(batch))
+	for i, p := range batch {
+		ids[i] = p.session
 	}
+	done := &engine.Call{}
+	r, _, err := n.apply(done, &Command{Op: OpHeartbeat, Renew: ids})
+	for i, p := range batch {
+		a := beatAnswer{Beat: Beat{Err: err}, seq: done.Seq}
+		if err == nil {
+			a.Beat = r.Beats[i]
+		}
+		p.answer <- a
+	}
+	n.beats.mu.Lock()
+	defer n.beats.mu.Unlock()
+	if len(n.beats.pending) == 0 {
+		n.beats.flushing = false
+		return
+	}
+	n.beats.pending[0].answer <- beatAnswer{lead: true}
 }

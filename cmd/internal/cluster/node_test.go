@@ -407,3 +407,44 @@ func TestLeaderComparesChecksumsOnItsOwn(t *testing.T) {
 		time.Sleep(5 * time.Millisecond) // waiting for the leader's next check, not for a result
 	}
 }
+
+// TestEveryHeartbeatIsAnsweredUnderLoad renews 32 sessions 20 times each
+// at once: every renewal is answered for its own session, in fewer log
+// entries than renewals.
+func TestEveryHeartbeatIsAnsweredUnderLoad(t *testing.T) {
+	tc := newCluster(t, 3, nil)
+	l := tc.leader()
+	var ids []engine.ID
+	for i := range 32 {
+		s, err := l.OpenSession(&engine.Call{}, engine.RootID, time.Minute, [32]byte{byte(i + 1), 9})
+		if err != nil {
+			t.Fatal(err)
+		}
+		ids = append(ids, s.ID)
+	}
+	before := l.raft.LastIndex()
+	errs := make(chan error, len(ids))
+	for _, id := range ids {
+		go func() {
+			for range 20 {
+				s, err := l.Heartbeat(&engine.Call{Session: id})
+				if err == nil && s.ID != id {
+					err = errors.New("a renewal answered another session")
+				}
+				if err != nil {
+					errs <- err
+					return
+				}
+			}
+			errs <- nil
+		}()
+	}
+	for range ids {
+		if err := <-errs; err != nil {
+			t.Fatal(err)
+		}
+	}
+	if n := l.raft.LastIndex() - before; n >= 32*20 {
+		t.Fatalf("%d renewals took %d log entries", 32*20, n)
+	}
+}

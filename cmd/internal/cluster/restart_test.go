@@ -52,3 +52,16 @@ func TestMemberRestartsFromItsDataDir(t *testing.T) {
 		t.Fatal("the restarted member's state differs from before the restart")
 	}
 }
+
+func TestOpenRefusesAnIncompleteConfig(t *testing.T) {
+	_, tr := raft.NewInmemTransport("")
+	for name, cfg := range map[string]Config{
+		"no id":        {Transport: tr},
+		"no transport": {ID: "a"},
+	} {
+		if n, err := Open(cfg); err == nil {
+			_ = n.Shutdown()
+			t.Errorf("%s: Open accepted the config", name)
+		}
+	}
+}
