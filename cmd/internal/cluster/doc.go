@@ -10,6 +10,13 @@
 // they stay monotone across failovers, and the request-id memory lives in
 // the engine, so a retry after an unknown outcome never charges twice.
 //
+// Goroutines: raft's own (its FSM goroutine is the only one that applies,
+// snapshots and restores the replica); one duties goroutine per [Node],
+// started by [Open] and stopped by [Node.Shutdown], which reaps and
+// compares checksums while the member leads; and, while reads wait for a
+// leadership check, one goroutine that runs the checks one after another
+// and ends when none waits. Heartbeat batches run on their callers.
+//
 // Replicas check that they agree: the leader puts a checksum command in the
 // log every so often, and a compare command carrying its own checksum; a
 // replica whose checksum differs records a [Mismatch].
