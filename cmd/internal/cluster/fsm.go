@@ -72,7 +72,11 @@ func (f *FSM) Mismatches() []Mismatch {
 
 // Apply applies one committed command and returns its *Result. A command
 // that cannot be read applies nothing and answers its error on every
-// replica alike.
+// replica alike. After each command the replica takes every decision of
+// time due by the command's time (engine.Engine.Tick), which not every call
+// does (a call refused before it looks at the time does not): a read on the
+// leader between two commands then finds nothing due and changes nothing
+// its followers do not have.
 func (f *FSM) Apply(l *raft.Log) any {
 	if l.Type != raft.LogCommand {
 		return nil
@@ -84,7 +88,9 @@ func (f *FSM) Apply(l *raft.Log) any {
 	f.last = f.timeOf(cmd, f.last)
 	f.clock.now.Store(f.last)
 	f.applying = l.Index
-	return f.apply(l.Index, cmd)
+	r := f.apply(l.Index, cmd)
+	f.Engine().Tick()
+	return r
 }
 
 func (f *FSM) apply(index uint64, cmd *Command) *Result {

@@ -229,3 +229,38 @@ func TestNoSnapshotWhileAcquiresWait(t *testing.T) {
 		t.Fatal("the snapshot taken once the queue emptied restores to another state")
 	}
 }
+
+// TestReadsBetweenCommandsChangeNothing reads every node, lease and session
+// the workload knows between the commands of one replica (as a leader
+// serves reads) and not on the other: the replicas must stay identical, or
+// a leader's reads would make it differ from its followers.
+func TestReadsBetweenCommandsChangeNothing(t *testing.T) {
+	for seed := range uint64(4) {
+		a, b := NewFSM(), NewFSM()
+		w := newWorkload(seed + 100)
+		var log [][]byte
+		for i := range 3000 {
+			c := w.next(i)
+			data := c.Encode()
+			r := a.Apply(&raft.Log{Index: uint64(i + 1), Type: raft.LogCommand, Data: data}).(*Result)
+			w.learn(c, uint64(i+1), r)
+			log = append(log, data)
+			readAll(a.Engine(), w)
+		}
+		feed(b, 1, log)
+		if sa, sb := Checksum(a.Engine()), Checksum(b.Engine()); sa != sb {
+			t.Fatalf("seed %d: the replica that served reads differs: %x and %x", seed, sa, sb)
+		}
+	}
+}
+
+func readAll(e *engine.Engine, w *workload) {
+	for _, id := range w.nodes {
+		_, _, _, _ = e.Describe(&engine.Call{}, id, nil)
+		_, _ = e.Explain(&engine.Call{}, id, "calls", 1)
+		_, _ = e.Explain(&engine.Call{}, id, "tokens", 1)
+	}
+	for _, l := range w.leases {
+		_, _ = e.Validate(&engine.Call{Session: l.Session}, l.ID)
+	}
+}
