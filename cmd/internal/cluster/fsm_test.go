@@ -235,11 +235,11 @@ func TestNoSnapshotWhileAcquiresWait(t *testing.T) {
 // serves reads) and not on the other: the replicas must stay identical, or
 // a leader's reads would make it differ from its followers.
 func TestReadsBetweenCommandsChangeNothing(t *testing.T) {
-	for seed := range uint64(4) {
+	for seed := range uint64(6) {
 		a, b := NewFSM(), NewFSM()
 		w := newWorkload(seed + 100)
 		var log [][]byte
-		for i := range 3000 {
+		for i := range 1500 {
 			c := w.next(i)
 			data := c.Encode()
 			r := a.Apply(&raft.Log{Index: uint64(i + 1), Type: raft.LogCommand, Data: data}).(*Result)
