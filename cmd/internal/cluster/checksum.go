@@ -20,7 +20,7 @@ func (f *FSM) applyCheck(e *engine.Engine, cmd *Command, r *Result) {
 		if len(f.sums) >= maxSums {
 			delete(f.sums, slices.Min(slices.Collect(maps.Keys(f.sums))))
 		}
-		r.Sum = Checksum(e)
+		r.Sum = f.Checksum()
 		f.sums[f.applying] = r.Sum
 	case OpCompare:
 		mine, ok := f.sums[cmd.Waiter]
@@ -33,12 +33,19 @@ func (f *FSM) applyCheck(e *engine.Engine, cmd *Command, r *Result) {
 	}
 }
 
-// Checksum is a hash of the engine's whole state: its snapshot and the
-// times its sessions lapse. Two replicas that applied the same commands
-// have the same checksum. It is O(size of the tree).
-func Checksum(e *engine.Engine) uint64 {
+// Checksum is a hash of the replica's whole state: its engine's snapshot
+// and the times its sessions lapse, as of the last command's time. Two
+// replicas that applied the same commands have the same checksum. A
+// tombstone whose time is up answers nothing, and any call may forget it
+// (a read on the leader too), so those are left out. It is O(size of the
+// tree).
+func (f *FSM) Checksum() uint64 {
+	e := f.Engine()
+	now := f.clock.now.Load()
+	st := e.Dump()
+	st.Tombs = slices.DeleteFunc(st.Tombs, func(t engine.TombRec) bool { return t.Until <= now })
 	h := fnv.New64a()
-	raw, err := e.Dump().Encode()
+	raw, err := st.Encode()
 	if err != nil {
 		panic("cluster: encode a dump of the engine: " + err.Error())
 	}

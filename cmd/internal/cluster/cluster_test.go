@@ -209,9 +209,9 @@ func (tc *testCluster) converged() bool {
 			time.Sleep(2 * time.Millisecond) // waiting for replication to reach a member, not for a result
 		}
 	}
-	want := Checksum(l.fsm.Engine())
+	want := l.fsm.Checksum()
 	for _, n := range tc.liveNodes() {
-		if Checksum(n.fsm.Engine()) != want {
+		if n.fsm.Checksum() != want {
 			return false
 		}
 	}

@@ -35,7 +35,7 @@ func TestMemberRestartsFromItsDataDir(t *testing.T) {
 			}
 		}
 	}
-	want := Checksum(l.fsm.Engine())
+	want := l.fsm.Checksum()
 	if err := n.Shutdown(); err != nil {
 		t.Fatal(err)
 	}
@@ -48,7 +48,7 @@ func TestMemberRestartsFromItsDataDir(t *testing.T) {
 	if got := used(t, l, nd.ID); got != 40 {
 		t.Fatalf("after a restart the member reads %d tokens used, want 40", got)
 	}
-	if Checksum(l.fsm.Engine()) != want {
+	if l.fsm.Checksum() != want {
 		t.Fatal("the restarted member's state differs from before the restart")
 	}
 }

@@ -44,7 +44,7 @@ func (w *workload) next(i int) *Command {
 	if w.rng.IntN(4) == 0 {
 		c.Request = "r" + strconv.Itoa(w.rng.IntN(i+1))
 	}
-	switch w.rng.IntN(15) {
+	switch w.rng.IntN(19) {
 	case 0, 1:
 		c.Op = OpCreate
 		c.Spec = &engine.Spec{Name: "n" + strconv.Itoa(i), Quotas: map[string]int64{"tokens": int64(w.rng.IntN(50))},
@@ -81,6 +81,17 @@ func (w *workload) next(i int) *Command {
 		} else {
 			c.Op = OpCancel
 		}
+	case 15:
+		c.Op, c.Charge = OpEnsure, &engine.Charge{Resource: "tokens", Amount: 1}
+		c.Spec = &engine.Spec{Name: "e" + strconv.Itoa(w.rng.IntN(20)), Quotas: map[string]int64{"tokens": 5}}
+	case 16:
+		c.Op, c.Amount = OpConsumeKeyed, 1
+		c.Keyed = &engine.KeyedLimit{Parent: c.Target, Group: "ip", Key: strconv.Itoa(w.rng.IntN(8)), Resource: "calls",
+			Rate: engine.Rate{Limit: 2, Period: time.Second}}
+	case 17:
+		c.Op = OpCloseSession
+	case 18:
+		c.Op = OpClose
 	case 13:
 		c.Op, c.Name, c.Amount = OpSetQuota, "tokens", int64(w.rng.IntN(30))
 		c.Value = &c.Amount
@@ -100,7 +111,7 @@ func (w *workload) learn(c *Command, i uint64, r *Result) {
 		return
 	}
 	switch {
-	case c.Op == OpCreate:
+	case c.Op == OpCreate || c.Op == OpEnsure && r.Created:
 		w.nodes = append(w.nodes, r.Node.ID)
 	case c.Op == OpOpenSession:
 		w.sessions = append(w.sessions, r.Session.ID)
