@@ -14,7 +14,7 @@ import (
 )
 
 func TestReplicasFedTheSameLogEndIdentical(t *testing.T) {
-	for seed := range uint64(4) {
+	for seed := range uint64(10) {
 		a, b := NewFSM(), NewFSM()
 		log := drive(t, a, newWorkload(seed), 1, 3000)
 		feed(b, 1, log)
@@ -87,8 +87,14 @@ func persist(t *testing.T, f *FSM) []byte {
 // identical, sessions' lapse times included (heartbeats are in no event).
 // Queued acquires are withdrawn before each snapshot, which refuses them.
 func TestSnapshotRestoreMatchesTheReplicaThatTookIt(t *testing.T) {
+	for seed := range uint64(10) {
+		snapshotRestore(t, seed)
+	}
+}
+
+func snapshotRestore(t *testing.T, seed uint64) {
 	a, b := NewFSM(), NewFSM()
-	w := newWorkload(9)
+	w := newWorkload(seed + 200)
 	drive(t, a, w, 1, 800)
 	next := w.abandonAll(a, 801)
 	persist(t, a)
@@ -99,12 +105,12 @@ func TestSnapshotRestoreMatchesTheReplicaThatTookIt(t *testing.T) {
 		t.Fatal(err)
 	}
 	if sa, sb := a.Checksum(), b.Checksum(); sa != sb {
-		t.Fatalf("restored replica differs at once: %x and %x", sa, sb)
+		t.Fatalf("seed %d: restored replica differs at once: %x and %x", seed, sa, sb)
 	}
 	rest := drive(t, a, w, next, 1500)
 	feed(b, next, rest)
 	if sa, sb := a.Checksum(), b.Checksum(); sa != sb {
-		t.Fatalf("restored replica diverged on the rest of the log: %x and %x", sa, sb)
+		t.Fatalf("seed %d: restored replica diverged on the rest of the log: %x and %x", seed, sa, sb)
 	}
 }
 
@@ -235,7 +241,7 @@ func TestNoSnapshotWhileAcquiresWait(t *testing.T) {
 // serves reads) and not on the other: the replicas must stay identical, or
 // a leader's reads would make it differ from its followers.
 func TestReadsBetweenCommandsChangeNothing(t *testing.T) {
-	for seed := range uint64(8) {
+	for seed := range uint64(10) {
 		a, b := NewFSM(), NewFSM()
 		w := newWorkload(seed + 100)
 		var log [][]byte

@@ -44,7 +44,7 @@ func (w *workload) next(i int) *Command {
 	if w.rng.IntN(4) == 0 {
 		c.Request = "r" + strconv.Itoa(w.rng.IntN(i+1))
 	}
-	switch w.rng.IntN(19) {
+	switch w.rng.IntN(23) {
 	case 0, 1:
 		c.Op = OpCreate
 		c.Spec = &engine.Spec{Name: "n" + strconv.Itoa(i), Quotas: map[string]int64{"tokens": int64(w.rng.IntN(50))},
@@ -90,6 +90,17 @@ func (w *workload) next(i int) *Command {
 			Rate: engine.Rate{Limit: 2, Period: time.Second}}
 	case 17:
 		c.Op = OpCloseSession
+	case 19:
+		c.Op, c.Defaults = OpSetDefaults, &engine.Defaults{Caps: engine.Caps{Limits: map[string]int64{"gpu": int64(1 + w.rng.IntN(3))}}}
+	case 20:
+		c.Op, c.Name = OpResetRate, "calls"
+	case 21:
+		c.Op, c.Name, c.Amount = OpAdjustLimit, "gpu", int64(1+w.rng.IntN(3))
+		c.Adapt = engine.Adapt{Samples: 10, Reason: "test"}
+	case 22:
+		c.Op, c.Session = OpConfigure, 0
+		c.Settings = &engine.Settings{TombstoneTTL: time.Duration(1+w.rng.IntN(60)) * time.Second, NodeRetention: time.Minute,
+			MaxScheduleWait: time.Second, KeyIdle: time.Duration(w.rng.IntN(10)) * time.Second}
 	case 18:
 		c.Op = OpClose
 	case 13:
