@@ -33,9 +33,8 @@ type check struct {
 	joined int // reads waiting for it; guarded by reads.vmu
 }
 
-// ready waits for the barrier of the current term, once per term.
-func (rd *reads) ready(r *raft.Raft, timeout time.Duration) error {
-	term := r.CurrentTerm()
+// ready waits for the barrier of term, once per term.
+func (rd *reads) ready(r *raft.Raft, term uint64, timeout time.Duration) error {
 	if rd.term.Load() == term {
 		return nil
 	}
@@ -87,18 +86,21 @@ func (rd *reads) run(leader func() error) {
 }
 
 // read runs f on the leader's replica between the barrier of this term and
-// a leadership check; on a follower, or when the check fails, it answers
-// *ErrNotLeader and nothing f read.
+// a leadership check; on a follower, when the check fails, or when the term
+// changed meanwhile (the member may have lost and won the leadership again,
+// and not yet applied what another leader committed in between), it
+// answers *ErrNotLeader and nothing f read.
 func read[T any](n *Node, f func(e *engine.Engine) (T, error)) (T, error) {
 	var zero T
+	term := n.raft.CurrentTerm()
 	if n.raft.State() != raft.Leader {
 		return zero, n.notLeader()
 	}
-	if err := n.reads.ready(n.raft, n.cfg.ApplyTimeout); err != nil {
+	if err := n.reads.ready(n.raft, term, n.cfg.ApplyTimeout); err != nil {
 		return zero, n.notLeader()
 	}
 	v, err := f(n.fsm.Engine())
-	if verr := n.reads.verify(n.verifyLeader); verr != nil {
+	if verr := n.reads.verify(n.verifyLeader); verr != nil || n.raft.CurrentTerm() != term {
 		return zero, n.notLeader()
 	}
 	return v, err
