@@ -51,6 +51,9 @@ func BenchmarkClusterConsume(b *testing.B) {
 			if err, _ := failed.Load().(error); err != nil {
 				b.Fatal(err)
 			}
+			if got := used(b, l, nd.ID); got != int64(b.N) {
+				b.Fatalf("%d consumes acknowledged, %d tokens used", b.N, got)
+			}
 		})
 	}
 }
