@@ -221,3 +221,12 @@ func (h *groupHeap) Pop() any {
 	g.idx = -1
 	return g
 }
+
+// Settled reports whether abandoning w would change nothing now: it has
+// left its queue, and the lease it was granted, if any, has ended. A caller
+// that keeps waiters to abandon them later may forget a settled one.
+func (e *Engine) Settled(w *Waiter) bool {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return w.grp == nil && (w.lease == 0 || e.leases[w.lease] == nil)
+}

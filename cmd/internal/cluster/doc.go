@@ -1,0 +1,34 @@
+// Package cluster replicates the engine with hashicorp/raft: the engine is
+// the raft.FSM, and every replica applies the same commands in log order.
+//
+// Commands, not results, are replicated. A mutating engine call becomes a
+// [Command] (a compact protobuf-wire encoding), and the leader stamps into it
+// everything that is not deterministic: the time (each replica applies at
+// max(stamp, last applied time), so time never goes back when the leader
+// changes hosts), the caller's session and request id, a new session's
+// token. Lease ids and sequence numbers come from the engine's counters, so
+// they stay monotone across failovers, and the request-id memory lives in
+// the engine, so a retry after an unknown outcome never charges twice.
+//
+// Goroutines: raft's own (its FSM goroutine is the only one that applies,
+// snapshots and restores the replica); one duties goroutine per [Node],
+// started by [Open] and stopped by [Node.Shutdown], which reaps and
+// compares checksums while the member leads; and, while reads wait for a
+// leadership check, one goroutine that runs the checks one after another
+// and ends when none waits. Heartbeat batches run on their callers.
+//
+// Replicas check that they agree: the leader puts a checksum command in the
+// log every so often, and a compare command carrying its own checksum; a
+// replica whose checksum differs records a [Mismatch].
+//
+// The log and stable stores on disk are raft-boltdb/v2 (bbolt), the store
+// Consul and Nomad ran for years. raft-boltdb/v2 v2.3.1 imports
+// go-metrics/compat, which go-metrics v0.7.0 (raft v1.8.0's) dropped, so
+// cmd/go.mod pins go-metrics to v0.6.1 with a replace. raft-wal was the
+// other choice: faster on long logs, but younger and with its own segment
+// format to recover by hand; the log is compacted by snapshots, so bbolt's
+// one file is enough. None of this reaches the SDK module.
+//
+// Queued acquires are replicated through the log but are in no snapshot
+// yet, so a replica takes no snapshot while one waits (issue 16).
+package cluster

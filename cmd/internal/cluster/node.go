@@ -1,0 +1,218 @@
+package cluster
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"sync"
+	"time"
+
+	"github.com/hashicorp/go-hclog"
+	"github.com/hashicorp/raft"
+	raftboltdb "github.com/hashicorp/raft-boltdb/v2"
+
+	"governor.dev/governor/cmd/internal/engine"
+)
+
+// Config is what a Node is opened with.
+type Config struct {
+	ID        raft.ServerID // required: this member's id in the cluster
+	Transport raft.Transport
+	// API is each member's API address ("host:port") by id: the leader hint
+	// a follower answers with.
+	API map[raft.ServerID]string
+	// Dir holds the log and stable store (raft.db) and the snapshots; empty
+	// keeps them in memory, for tests.
+	Dir string
+	// Raft tunes raft; nil is raft.DefaultConfig(). LocalID is set from ID.
+	Raft *raft.Config
+	// Bootstrap lists the members of a new cluster. A node with state on
+	// disk ignores it; nil waits to be added by the leader.
+	Bootstrap []raft.Server
+	// Wall reads the leader's clock to stamp commands; nil is time.Now.
+	Wall func() time.Time
+	// ApplyTimeout bounds how long a call waits to enter raft's queue;
+	// 0 is 5 s.
+	ApplyTimeout time.Duration
+	// ReapEvery is how often the leader puts a Reap in the log, so what time
+	// ends (sessions, deadlines, holds) ends without a call; 0 is 1 s.
+	ReapEvery time.Duration
+	// CheckEvery is how many log entries apart the leader asks the replicas
+	// to compare checksums; 0 is 10,000.
+	CheckEvery uint64
+}
+
+// Node is one member of a replicated cluster: a raft instance over an FSM.
+// On the leader its methods stamp and apply commands and serve
+// linearizable reads; on a follower they fail with *ErrNotLeader. Safe for
+// concurrent use.
+type Node struct {
+	cfg   Config
+	fsm   *FSM
+	raft  *raft.Raft
+	store io.Closer // the bolt store, nil in memory
+
+	reads reads
+	beats beats
+	grace grace
+
+	stop chan struct{}
+	done sync.WaitGroup
+	once sync.Once
+}
+
+// Open starts a member. It bootstraps a new cluster when cfg.Bootstrap is
+// set and there is no state yet.
+func Open(cfg Config) (*Node, error) {
+	if cfg.ID == "" || cfg.Transport == nil {
+		return nil, errors.New("open cluster member: the config needs an id and a transport")
+	}
+	cfg = withDefaults(cfg)
+	rc := raft.DefaultConfig()
+	if cfg.Raft != nil {
+		c := *cfg.Raft
+		rc = &c
+	}
+	rc.LocalID = cfg.ID
+	if rc.Logger == nil {
+		rc.Logger = hclog.NewNullLogger()
+	}
+	n := &Node{cfg: cfg, fsm: NewFSM(), stop: make(chan struct{})}
+	logs, stable, snaps, err := n.stores()
+	if err != nil {
+		return nil, err
+	}
+	if err := bootstrap(cfg, rc, logs, stable, snaps); err != nil {
+		n.closeStore()
+		return nil, err
+	}
+	if n.raft, err = raft.NewRaft(rc, n.fsm, logs, stable, snaps, cfg.Transport); err != nil {
+		n.closeStore()
+		return nil, fmt.Errorf("start raft: %w", err)
+	}
+	n.done.Add(1)
+	go n.duties()
+	return n, nil
+}
+
+func withDefaults(cfg Config) Config {
+	if cfg.Wall == nil {
+		cfg.Wall = time.Now
+	}
+	if cfg.ApplyTimeout == 0 {
+		cfg.ApplyTimeout = 5 * time.Second
+	}
+	if cfg.ReapEvery == 0 {
+		cfg.ReapEvery = time.Second
+	}
+	if cfg.CheckEvery == 0 {
+		cfg.CheckEvery = 10_000
+	}
+	return cfg
+}
+
+func (n *Node) stores() (raft.LogStore, raft.StableStore, raft.SnapshotStore, error) {
+	if n.cfg.Dir == "" {
+		mem := raft.NewInmemStore()
+		return mem, mem, raft.NewInmemSnapshotStore(), nil
+	}
+	if err := os.MkdirAll(n.cfg.Dir, 0o700); err != nil {
+		return nil, nil, nil, fmt.Errorf("create cluster data directory: %w", err)
+	}
+	bolt, err := raftboltdb.New(raftboltdb.Options{Path: filepath.Join(n.cfg.Dir, "raft.db")})
+	if err != nil {
+		return nil, nil, nil, fmt.Errorf("open raft log store: %w", err)
+	}
+	snaps, err := raft.NewFileSnapshotStore(n.cfg.Dir, 2, io.Discard)
+	if err != nil {
+		_ = bolt.Close()
+		return nil, nil, nil, fmt.Errorf("open raft snapshot store: %w", err)
+	}
+	n.store = bolt
+	return bolt, bolt, snaps, nil
+}
+
+func bootstrap(cfg Config, rc *raft.Config, logs raft.LogStore, stable raft.StableStore, snaps raft.SnapshotStore) error {
+	if len(cfg.Bootstrap) == 0 {
+		return nil
+	}
+	has, err := raft.HasExistingState(logs, stable, snaps)
+	if err != nil || has {
+		return err
+	}
+	if err := raft.BootstrapCluster(rc, logs, stable, snaps, cfg.Transport, raft.Configuration{Servers: cfg.Bootstrap}); err != nil {
+		return fmt.Errorf("bootstrap cluster: %w", err)
+	}
+	return nil
+}
+
+func (n *Node) closeStore() {
+	if n.store != nil {
+		_ = n.store.Close()
+	}
+}
+
+// Shutdown stops the member's duties and raft, and closes its stores. It
+// is idempotent and waits for what it stops.
+func (n *Node) Shutdown() error {
+	var err error
+	n.once.Do(func() {
+		close(n.stop)
+		n.done.Wait()
+		err = n.raft.Shutdown().Error()
+		n.closeStore()
+	})
+	return err
+}
+
+// Raft returns the member's raft instance, for membership and tests.
+func (n *Node) Raft() *raft.Raft { return n.raft }
+
+// FSM returns the member's replica.
+func (n *Node) FSM() *FSM { return n.fsm }
+
+// notLeader is the error a call gets on a member that is not the leader.
+func (n *Node) notLeader() error {
+	_, id := n.raft.LeaderWithID()
+	return &ErrNotLeader{Leader: n.cfg.API[id]}
+}
+
+// apply stamps cmd with the caller's session and request id and the
+// leader's time, puts it in the log and returns what the leader's replica
+// answered. A command raft refused before it entered the log is
+// *ErrNotLeader; one whose fate the leader lost track of is
+// ErrUnknownOutcome.
+func (n *Node) apply(c *engine.Call, cmd *Command) (*Result, uint64, error) {
+	if c != nil {
+		cmd.Session, cmd.Request = c.Session, c.Request
+	}
+	if n.raft.State() != raft.Leader {
+		return nil, 0, n.notLeader()
+	}
+	if err := n.graceOnce(); err != nil {
+		return nil, 0, err
+	}
+	return n.submit(c, cmd)
+}
+
+// submit stamps the time into cmd and puts it in the log.
+func (n *Node) submit(c *engine.Call, cmd *Command) (*Result, uint64, error) {
+	cmd.Now = n.cfg.Wall().UnixNano()
+	f := n.raft.Apply(cmd.Encode(), n.cfg.ApplyTimeout)
+	if err := f.Error(); err != nil {
+		switch {
+		case errors.Is(err, raft.ErrNotLeader), errors.Is(err, raft.ErrLeadershipTransferInProgress):
+			return nil, 0, n.notLeader()
+		case errors.Is(err, raft.ErrEnqueueTimeout):
+			return nil, 0, fmt.Errorf("the cluster's leader is too busy to take the call; retry it: %w", err)
+		}
+		return nil, 0, fmt.Errorf("%w: %w", ErrUnknownOutcome, err)
+	}
+	r := f.Response().(*Result)
+	if c != nil {
+		c.Seq = r.Seq
+	}
+	return r, f.Index(), r.Err
+}

@@ -1,0 +1,67 @@
+package cluster
+
+import (
+	"testing"
+	"time"
+
+	"github.com/hashicorp/raft"
+
+	"governor.dev/governor/cmd/internal/engine"
+)
+
+// TestMemberRestartsFromItsDataDir runs a one-member cluster on disk (bbolt
+// log, file snapshots), snapshots halfway, and restarts it from its
+// directory: it must come back with every acknowledged write.
+func TestMemberRestartsFromItsDataDir(t *testing.T) {
+	dir := t.TempDir()
+	addr, tr := raft.NewInmemTransport("")
+	cfg := Config{ID: "solo", Transport: tr, Dir: dir, Raft: testRaftConfig(), ReapEvery: time.Hour,
+		Bootstrap: []raft.Server{{ID: "solo", Address: addr}}}
+	tc := &testCluster{t: t}
+	n, err := Open(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tc.nodes = []*Node{n}
+	l := tc.leader()
+	s, nd := tenant(t, l)
+	for i := range 40 {
+		if err := l.Consume(&engine.Call{Session: s.ID}, nd.ID, "tokens", 1); err != nil {
+			t.Fatal(err)
+		}
+		if i == 20 {
+			if err := l.raft.Snapshot().Error(); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	want := l.fsm.Checksum()
+	if err := n.Shutdown(); err != nil {
+		t.Fatal(err)
+	}
+	if n, err = Open(cfg); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = n.Shutdown() })
+	tc.nodes = []*Node{n}
+	l = tc.leader()
+	if got := used(t, l, nd.ID); got != 40 {
+		t.Fatalf("after a restart the member reads %d tokens used, want 40", got)
+	}
+	if l.fsm.Checksum() != want {
+		t.Fatal("the restarted member's state differs from before the restart")
+	}
+}
+
+func TestOpenRefusesAnIncompleteConfig(t *testing.T) {
+	_, tr := raft.NewInmemTransport("")
+	for name, cfg := range map[string]Config{
+		"no id":        {Transport: tr},
+		"no transport": {ID: "a"},
+	} {
+		if n, err := Open(cfg); err == nil {
+			_ = n.Shutdown()
+			t.Errorf("%s: Open accepted the config", name)
+		}
+	}
+}
