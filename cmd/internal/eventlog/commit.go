@@ -11,8 +11,7 @@ import (
 func (w *Writer) run() {
 	defer close(w.exited)
 	var recs []Record
-	linger := time.NewTimer(time.Hour)
-	linger.Stop()
+	l := newLinger()
 	for {
 		entries, ok := w.take()
 		if !ok {
@@ -29,51 +28,10 @@ func (w *Writer) run() {
 		n := len(w.pending)
 		w.mu.Unlock()
 		w.gather(n)
-		if took >= minLinger && w.opts.MaxLinger > 0 {
-			w.await(released, min(took, w.opts.MaxLinger), linger)
+		if took >= minLinger && w.opts.MaxLinger > 0 && l.due() {
+			l.met(w.await(released, min(took, w.opts.MaxLinger), l.timer))
 		}
 	}
-}
-
-// minLinger is the shortest commit after which await waits: a disk's
-// commits take longer, memory's far less, and for them arranging the wait
-// would cost more than a second commit.
-const minLinger = 50 * time.Microsecond
-
-// await waits, for at most limit, until as many entries are pending as
-// the last commit carried: in a closed loop, the callers it released come
-// back with their next events one network round trip later, and if the
-// first of them started a commit alone, the rest would wait for all of it
-// before their own could start, paying two commits instead of one. limit is
-// at most what the last commit took, so an event that arrives while no one
-// else comes waits at most about one commit more, as it would behind a
-// commit in flight. A lone caller never waits: it is the whole of its
-// commit. timer is the writer goroutine's own, and stopped.
-func (w *Writer) await(released int, limit time.Duration, timer *time.Timer) {
-	target := min(released, w.opts.MaxBatch)
-	if w.gathered(target) {
-		return
-	}
-	timer.Reset(limit)
-	defer timer.Stop()
-	for {
-		select {
-		case <-w.wake: // take looks at pending itself, so the token is not needed back
-			if w.gathered(target) {
-				return
-			}
-		case <-timer.C:
-			return
-		}
-	}
-}
-
-// gathered reports whether target entries are pending, or the writer has
-// no reason to wait for more: it is stopping or failed.
-func (w *Writer) gathered(target int) bool {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	return len(w.pending) >= target || w.stopping || w.err != nil
 }
 
 // gatherYields bounds how many times gather yields in a row.

@@ -96,3 +96,22 @@ func TestWriterWaitsForCallersOnlyBriefly(t *testing.T) {
 		t.Fatalf("commit sizes %v, want the lone caller's event committed alone, second", sizes)
 	}
 }
+
+// A wait that ran out pauses waiting for lingerPause commits; one that
+// was met does not.
+func TestLingerPausesAfterAWaitRanOut(t *testing.T) {
+	l := newLinger()
+	l.met(true)
+	if !l.due() {
+		t.Fatal("not due after a wait that was met")
+	}
+	l.met(false)
+	for i := range lingerPause {
+		if l.due() {
+			t.Fatalf("due %d commits after a wait ran out, want a pause of %d", i, lingerPause)
+		}
+	}
+	if !l.due() {
+		t.Fatalf("not due after the pause of %d commits", lingerPause)
+	}
+}
