@@ -9,12 +9,18 @@ import (
 )
 
 // slow is a Backend whose Appends each take at least delay, like a disk's.
+// If entered is set, it receives the first sequence number of each Append
+// as it begins.
 type slow struct {
 	Backend
-	delay time.Duration
+	delay   time.Duration
+	entered chan uint64
 }
 
 func (s slow) Append(ctx context.Context, recs []Record) error {
+	if s.entered != nil {
+		s.entered <- recs[0].Seq
+	}
 	time.Sleep(s.delay)
 	return s.Backend.Append(ctx, recs)
 }
@@ -29,7 +35,7 @@ func lingerRound(t *testing.T, opts WriterOptions, callers int, delay time.Durat
 	m := NewMemory()
 	var c commits
 	opts.OnCommit, opts.Logger = c.on, quiet
-	w := NewWriter(slow{m, delay}, 0, opts)
+	w := NewWriter(slow{Backend: m, delay: delay}, 0, opts)
 	e := newEngine(w, 0)
 	for range callers { // before Start: the first commit carries them all
 		_, err := e.emit(ctx)
@@ -114,4 +120,46 @@ func TestLingerPausesAfterAWaitRanOut(t *testing.T) {
 	if !l.due() {
 		t.Fatalf("not due after the pause of %d commits", lingerPause)
 	}
+}
+
+// After a wait for released callers ran out, the writer does not wait
+// after the next commits: an event that comes alone is committed alone,
+// not held for a second one.
+func TestWriterStopsWaitingWhenCallersDoNotComeBack(t *testing.T) {
+	ctx := ctxT(t)
+	m := NewMemory()
+	entered := make(chan uint64, 16)
+	var c commits
+	w := NewWriter(slow{Backend: m, delay: 100 * time.Millisecond, entered: entered}, 0, WriterOptions{MaxLinger: time.Minute, OnCommit: c.on, Logger: quiet})
+	e := newEngine(w, 0)
+	for range 2 { // before Start: the first commit carries both
+		_, err := e.emit(ctx)
+		must(t, err)
+	}
+	w.Start()
+	t.Cleanup(func() { w.Stop(context.WithoutCancel(ctx)) })
+	must(t, w.Wait(ctx, 2))
+	_, err := e.emit(ctx) // event 3 comes alone: the wait for a second runs out
+	must(t, err)
+	for seq := range entered {
+		if seq == 3 {
+			break
+		}
+	}
+	for range 2 { // events 4 and 5 arrive while event 3 is committed
+		_, err := e.emit(ctx)
+		must(t, err)
+	}
+	must(t, w.Wait(ctx, 5))
+	_, err = e.emit(ctx) // event 6 alone, event 7 well after it
+	must(t, err)
+	time.Sleep(50 * time.Millisecond)
+	seq, err := e.do(ctx)
+	must(t, err)
+	must(t, w.Wait(ctx, seq-1))
+	must(t, w.Stop(ctx))
+	if got := c.get(); fmt.Sprint(got) != fmt.Sprint([]int{2, 1, 2, 1, 1}) {
+		t.Fatalf("commit sizes %v, want [2 1 2 1 1]: after a wait ran out, event 6 is not held for event 7", got)
+	}
+	checkLoad(t, load(t, m), 0, 7)
 }
