@@ -50,9 +50,9 @@ func (l *linger) met(ok bool) {
 // the rest would wait for all of it before their own could start, paying
 // two commits instead of one. limit is at most what the last commit took,
 // so an event that arrives while no one else comes waits at most about one
-// commit more, as it would behind a commit in flight. A lone caller never
-// waits: it is the whole of its commit. timer is the writer goroutine's
-// own, and stopped.
+// commit more, as it would behind a commit in flight. A lone caller whose
+// calls each add one event never waits: it is the whole of its commit.
+// timer is the writer goroutine's own, and stopped.
 func (w *Writer) await(released int, limit time.Duration, timer *time.Timer) bool {
 	target := min(released, w.opts.MaxBatch)
 	if w.gathered(target) {
