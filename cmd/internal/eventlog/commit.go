@@ -11,12 +11,16 @@ import (
 func (w *Writer) run() {
 	defer close(w.exited)
 	var recs []Record
+	l := newLinger()
 	for {
 		entries, ok := w.take()
 		if !ok {
 			return
 		}
+		began := time.Now()
 		recs = w.commit(entries, recs[:0])
+		took := time.Since(began)
+		released := len(entries)
 		clear(entries)
 		clear(recs)
 		w.mu.Lock()
@@ -24,6 +28,9 @@ func (w *Writer) run() {
 		n := len(w.pending)
 		w.mu.Unlock()
 		w.gather(n)
+		if took >= minLinger && w.opts.MaxLinger > 0 && l.due() {
+			l.met(w.await(released, min(took, w.opts.MaxLinger), l.timer))
+		}
 	}
 }
 

@@ -8,7 +8,10 @@ import (
 	"strings"
 )
 
-// Append implements Backend: one transaction of multi-row INSERTs.
+// Append implements Backend: one transaction of multi-row INSERTs. Up to
+// sqliteChunk records take one INSERT, which SQLite runs as a transaction
+// of its own (all or none, synced when it returns), without the BEGIN and
+// COMMIT statements an explicit transaction costs.
 func (s *SQLite) Append(ctx context.Context, recs []Record) error {
 	return s.ledger.append(recs, func() error {
 		// Prepare first: inside the transaction its one connection is busy.
@@ -16,8 +19,11 @@ func (s *SQLite) Append(ctx context.Context, recs []Record) error {
 		if err != nil {
 			return s.wrap("append to", err)
 		}
+		if len(recs) <= sqliteChunk {
+			return s.wrap("append to", insert(ctx, full, recs))
+		}
 		tail := full
-		if n := len(recs) % sqliteChunk; n != 0 && len(recs) > sqliteChunk {
+		if n := len(recs) % sqliteChunk; n != 0 {
 			if tail, err = s.insertStmt(ctx, n); err != nil {
 				return s.wrap("append to", err)
 			}

@@ -28,6 +28,12 @@ type WriterOptions struct {
 	// CommitTimeout bounds one Append; running out of it is a failed commit.
 	// Zero means one minute.
 	CommitTimeout time.Duration
+	// MaxLinger bounds how long the writer waits after a commit for the
+	// callers it released to add their next events, so they share one
+	// commit instead of the first starting one alone (see await). It waits
+	// no longer than the commit took, and not at all after commits under
+	// 50 µs. Zero means 2 ms; a negative value turns the wait off.
+	MaxLinger time.Duration
 	// OnCommit, if set, is called on the writer goroutine after each
 	// successful commit with its number of events and how long encoding and
 	// committing took. It must not block.
@@ -52,6 +58,9 @@ func (o WriterOptions) withDefaults() WriterOptions {
 	}
 	if o.CommitTimeout <= 0 {
 		o.CommitTimeout = time.Minute
+	}
+	if o.MaxLinger == 0 {
+		o.MaxLinger = 2 * time.Millisecond
 	}
 	if o.Logger == nil {
 		o.Logger = slog.Default()
