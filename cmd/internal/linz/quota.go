@@ -48,6 +48,7 @@ func Quota(limit int64) porcupine.Model {
 // Idempotent is Quota with request ids: the first call with a RequestID is
 // applied, and every later call with the same id changes nothing and must
 // return the answer of the first, as a retry after an unknown outcome does.
+// A request id belongs to one key.
 func Idempotent(limit int64) porcupine.Model {
 	return quotaModel(limit, true)
 }
@@ -60,8 +61,12 @@ type quotaState struct {
 }
 
 func quotaModel(limit int64, remember bool) porcupine.Model {
+	partition := partitionBy(func(in any) string { return in.(QuotaOp).Key })
+	if remember {
+		partition = forgetUnrepeated(partition)
+	}
 	return porcupine.Model{
-		Partition: partitionBy(func(in any) string { return in.(QuotaOp).Key }),
+		Partition: partition,
 		Init:      func() any { return quotaState{} },
 		Step: func(state, input, output any) (bool, any) {
 			s, op := state.(quotaState), input.(QuotaOp)
@@ -148,5 +153,28 @@ func partitionBy(key func(input any) string) func([]porcupine.Operation) [][]por
 			out = append(out, parts[k])
 		}
 		return out
+	}
+}
+
+// forgetUnrepeated wraps a partition function so that it also drops the
+// request id of every call whose id no other call of its part carries. Such
+// an id is never looked up again, so remembering its answer changes no
+// verdict; dropping it keeps the state the checker copies small.
+func forgetUnrepeated(partition func([]porcupine.Operation) [][]porcupine.Operation) func([]porcupine.Operation) [][]porcupine.Operation {
+	return func(history []porcupine.Operation) [][]porcupine.Operation {
+		parts := partition(history)
+		for _, part := range parts {
+			calls := make(map[string]int)
+			for _, op := range part {
+				calls[op.Input.(QuotaOp).RequestID]++
+			}
+			for i, op := range part {
+				if in := op.Input.(QuotaOp); in.RequestID != "" && calls[in.RequestID] == 1 {
+					in.RequestID = ""
+					part[i].Input = in
+				}
+			}
+		}
+		return parts
 	}
 }

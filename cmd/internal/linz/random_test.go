@@ -18,14 +18,31 @@ type refQuota struct {
 	limit   int64
 	lagging bool
 
-	mu     sync.Mutex // guards the fields below
-	usage  map[string]int64
-	behind map[string]int64
+	mu      sync.Mutex // guards the fields below
+	usage   map[string]int64
+	behind  map[string]int64
+	answers map[string]bool // by request id
+}
+
+// consumeOnce applies a Consume with a request id at most once.
+func (q *refQuota) consumeOnce(key string, n int64, id string) bool {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	if first, seen := q.answers[id]; seen {
+		return first
+	}
+	ok := q.consumeLocked(key, n)
+	q.answers[id] = ok
+	return ok
 }
 
 func (q *refQuota) consume(key string, n int64) bool {
 	q.mu.Lock()
 	defer q.mu.Unlock()
+	return q.consumeLocked(key, n)
+}
+
+func (q *refQuota) consumeLocked(key string, n int64) bool {
 	q.behind[key] = q.usage[key]
 	ok := q.usage[key] <= q.limit-n
 	if ok {
@@ -134,7 +151,7 @@ func poolHistory(p *refPool) []porcupine.Operation {
 }
 
 func newQuota(lagging bool) *refQuota {
-	return &refQuota{limit: 150, lagging: lagging, usage: map[string]int64{}, behind: map[string]int64{}}
+	return &refQuota{limit: 150, lagging: lagging, usage: map[string]int64{}, behind: map[string]int64{}, answers: map[string]bool{}}
 }
 
 func newPool(lagging bool) *refPool {

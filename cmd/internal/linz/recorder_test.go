@@ -20,6 +20,7 @@ func TestRecorderOrdersCallsAndEndsUnknownsLast(t *testing.T) {
 	open := r.Call(2, read("k"))
 	later := r.Call(0, read("k"))
 	later.Return(usage(1))
+	r.Call(1, consume("k", 3)).Forget()
 
 	h := r.History()
 	if len(h) != 4 {

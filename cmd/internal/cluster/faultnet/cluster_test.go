@@ -54,6 +54,9 @@ func (f *listFSM) values() []uint64 {
 	return slices.Clone(f.vals)
 }
 
+// listOf returns the values a member of a cluster of listFSM applied.
+func listOf(n *node) []uint64 { return n.fsm.(*listFSM).values() }
+
 type listSnapshot []uint64
 
 func (s listSnapshot) Persist(sink raft.SnapshotSink) error {
@@ -70,7 +73,7 @@ func (listSnapshot) Release() {}
 type node struct {
 	addr  raft.ServerAddress
 	raft  *raft.Raft
-	fsm   *listFSM
+	fsm   raft.FSM
 	trans *Transport
 }
 
@@ -82,10 +85,16 @@ type cluster struct {
 	obs   chan raft.Observation // every member's observations
 }
 
-// newCluster starts n members, bootstraps them as one cluster, and waits for
-// a leader. Members keep few logs after a snapshot, so that a member left
-// behind catches up by InstallSnapshot.
+// newCluster starts a cluster of n members whose state machine is listFSM.
 func newCluster(t *testing.T, seed uint64, n int) *cluster {
+	t.Helper()
+	return newClusterOf(t, seed, n, func() raft.FSM { return &listFSM{} })
+}
+
+// newClusterOf starts n members with state machines made by fsm, bootstraps
+// them as one cluster, and waits for a leader. Members keep few logs after a
+// snapshot, so that a member left behind catches up by InstallSnapshot.
+func newClusterOf(t *testing.T, seed uint64, n int, fsm func() raft.FSM) *cluster {
 	t.Helper()
 	c := &cluster{t: t, net: New(seed, 2*time.Second), obs: make(chan raft.Observation, 1024)}
 	var servers []raft.Server
@@ -94,7 +103,7 @@ func newCluster(t *testing.T, seed uint64, n int) *cluster {
 		servers = append(servers, raft.Server{ID: raft.ServerID(addr), Address: addr})
 	}
 	for _, s := range servers {
-		c.nodes = append(c.nodes, c.start(s.Address))
+		c.nodes = append(c.nodes, c.start(s.Address, fsm()))
 	}
 	if err := c.nodes[0].raft.BootstrapCluster(raft.Configuration{Servers: servers}).Error(); err != nil {
 		t.Fatal(err)
@@ -104,7 +113,7 @@ func newCluster(t *testing.T, seed uint64, n int) *cluster {
 	return c
 }
 
-func (c *cluster) start(addr raft.ServerAddress) *node {
+func (c *cluster) start(addr raft.ServerAddress, fsm raft.FSM) *node {
 	conf := raft.DefaultConfig()
 	conf.LocalID = raft.ServerID(addr)
 	conf.HeartbeatTimeout = 300 * time.Millisecond
@@ -119,7 +128,6 @@ func (c *cluster) start(addr raft.ServerAddress) *node {
 		c.t.Fatal(err)
 	}
 	store := raft.NewInmemStore()
-	fsm := &listFSM{}
 	r, err := raft.NewRaft(conf, fsm, store, store, raft.NewInmemSnapshotStore(), trans)
 	if err != nil {
 		c.t.Fatal(err)
@@ -223,9 +231,9 @@ func (c *cluster) converged() []uint64 {
 	c.t.Helper()
 	var vals []uint64
 	c.await("members agreeing", func() bool {
-		vals = c.nodes[0].fsm.values()
+		vals = listOf(c.nodes[0])
 		for _, n := range c.nodes[1:] {
-			if !slices.Equal(n.fsm.values(), vals) {
+			if !slices.Equal(listOf(n), vals) {
 				return false
 			}
 		}

@@ -8,8 +8,8 @@ import (
 )
 
 // Isolate cuts addr off from every other node, both ways, until Heal or a
-// Partition that places it with others. Messages already on their way are not
-// recalled.
+// Partition that places it with others. Like every cut, it also drops the
+// messages on their way.
 func (n *Net) Isolate(addr raft.ServerAddress) error {
 	n.mu.Lock()
 	defer n.mu.Unlock()

@@ -83,6 +83,15 @@ func (n *Net) leg(from, to raft.ServerAddress) (time.Duration, bool) {
 	return d, !lost
 }
 
+// isCut tells whether the route from one address to another is cut now. A
+// message is checked when it leaves and again when it arrives, so that a cut
+// also drops the messages on their way, as a pulled cable does.
+func (n *Net) isCut(from, to raft.ServerAddress) bool {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	return n.all.cut || n.links[route{from, to}].cut
+}
+
 // jitterLocked draws a delay in [0, max].
 func (n *Net) jitterLocked(max time.Duration) time.Duration {
 	if max <= 0 {

@@ -55,7 +55,7 @@ func TestIsolatedFollowerCatchesUpBySnapshot(t *testing.T) {
 	if err := lead.raft.Snapshot().Error(); err != nil {
 		t.Fatal(err)
 	}
-	if got := behind.fsm.values(); len(got) != 0 {
+	if got := listOf(behind); len(got) != 0 {
 		t.Fatalf("isolated follower applied %v", got)
 	}
 	c.net.Heal()
@@ -137,8 +137,8 @@ func TestPartitionCommitsOnlyOnMajoritySide(t *testing.T) {
 	if err := apply(lone, 98); !errors.Is(err, raft.ErrNotLeader) {
 		t.Fatalf("write on the lone member: %v, want not leader", err)
 	}
-	c.await("the majority applying 1", func() bool { return slices.Equal(rest[0].fsm.values(), []uint64{1}) })
-	if got := lone.fsm.values(); len(got) != 0 {
+	c.await("the majority applying 1", func() bool { return slices.Equal(listOf(rest[0]), []uint64{1}) })
+	if got := listOf(lone); len(got) != 0 {
 		t.Fatalf("the lone member applied %v", got)
 	}
 

@@ -127,7 +127,7 @@ func (t *Transport) send(target raft.ServerAddress, args any, data io.Reader, ti
 	if err := t.travel(d, peer); err != nil {
 		return pending{}, err
 	}
-	if !arrives {
+	if !arrives || t.net.isCut(t.addr, target) {
 		return pending{}, fmt.Errorf("request %T from %q to %q: %w", args, t.addr, target, ErrDropped)
 	}
 	reply := make(chan raft.RPCResponse, 1)
@@ -155,7 +155,7 @@ func (t *Transport) await(p pending, timeout time.Duration) (any, error) {
 	if err := t.travel(d, p.peer); err != nil {
 		return nil, err
 	}
-	if !arrives {
+	if !arrives || t.net.isCut(p.peer.addr, t.addr) {
 		return nil, fmt.Errorf("reply from %q to %q: %w", p.peer.addr, t.addr, ErrDropped)
 	}
 	if r.Error != nil {
