@@ -2,7 +2,6 @@ package faultnet
 
 import (
 	"encoding/binary"
-	"encoding/json"
 	"fmt"
 	"io"
 	"slices"
@@ -33,19 +32,11 @@ func (f *listFSM) Apply(l *raft.Log) any {
 }
 
 func (f *listFSM) Snapshot() (raft.FSMSnapshot, error) {
-	return listSnapshot(f.values()), nil
+	return snapshotJSON(&f.mu, &f.vals)
 }
 
 func (f *listFSM) Restore(r io.ReadCloser) error {
-	defer r.Close()
-	var vals []uint64
-	if err := json.NewDecoder(r).Decode(&vals); err != nil {
-		return err
-	}
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	f.vals = vals
-	return nil
+	return restoreJSON(r, &f.mu, &f.vals)
 }
 
 func (f *listFSM) values() []uint64 {
@@ -56,18 +47,6 @@ func (f *listFSM) values() []uint64 {
 
 // listOf returns the values a member of a cluster of listFSM applied.
 func listOf(n *node) []uint64 { return n.fsm.(*listFSM).values() }
-
-type listSnapshot []uint64
-
-func (s listSnapshot) Persist(sink raft.SnapshotSink) error {
-	if err := json.NewEncoder(sink).Encode([]uint64(s)); err != nil {
-		_ = sink.Cancel()
-		return err
-	}
-	return sink.Close()
-}
-
-func (listSnapshot) Release() {}
 
 // node is one raft member of a test cluster.
 type node struct {

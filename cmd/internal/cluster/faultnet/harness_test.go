@@ -15,7 +15,7 @@ import (
 // lease pool. The negative controls use a cap no run reaches: once a key is
 // full its usage stops changing and a stale read is no longer wrong.
 const (
-	quotaLimit = 10000
+	quotaLimit = 20000
 	noLimit    = 1 << 40
 	poolSize   = 3
 )
@@ -118,11 +118,17 @@ func (c *cluster) heal(after time.Duration) linz.Fault {
 
 // TestHarnessLinearizableUnderFaults drives clients against the replicated
 // quota with linearizable reads while the leader is isolated, the cluster is
-// split 2/1 both ways, one direction is cut, and links are slow and lossy:
-// the quota and lease histories are linearizable.
+// split 2/1 both ways, one direction is cut, and links are slow and lossy;
+// first of all the leader is isolated behind slow links, which leaves writes
+// it never learned were stored to be committed by its successor, so that
+// retries by request id must not charge twice. The quota and lease
+// histories are linearizable.
 func TestHarnessLinearizableUnderFaults(t *testing.T) {
 	c := newQuotaCluster(t, 11, quotaLimit)
-	h := run(t, c, linearizable, shape{6, 1, 2}, 5*time.Second,
+	h := run(t, c, linearizable, shape{6, 1, 2}, 6500*time.Millisecond,
+		c.slowLeader(300*time.Millisecond),
+		c.failOverSlowly(200*time.Millisecond),
+		c.heal(1000*time.Millisecond),
 		c.isolateLeader(300*time.Millisecond),
 		c.heal(900*time.Millisecond),
 		c.partition(300*time.Millisecond, 1),

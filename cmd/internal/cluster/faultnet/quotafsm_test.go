@@ -99,32 +99,9 @@ func (f *quotaFSM) held(id string) bool {
 }
 
 func (f *quotaFSM) Snapshot() (raft.FSMSnapshot, error) {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	data, err := json.Marshal(f.st)
-	return bytesSnapshot(data), err
+	return snapshotJSON(&f.mu, &f.st)
 }
 
 func (f *quotaFSM) Restore(r io.ReadCloser) error {
-	defer r.Close()
-	var st quotaState
-	if err := json.NewDecoder(r).Decode(&st); err != nil {
-		return err
-	}
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	f.st = st
-	return nil
+	return restoreJSON(r, &f.mu, &f.st)
 }
-
-type bytesSnapshot []byte
-
-func (s bytesSnapshot) Persist(sink raft.SnapshotSink) error {
-	if _, err := sink.Write(s); err != nil {
-		_ = sink.Cancel()
-		return err
-	}
-	return sink.Close()
-}
-
-func (bytesSnapshot) Release() {}

@@ -252,3 +252,26 @@ func boolInt(b bool) int {
 	}
 	return 0
 }
+
+// TestCutDropsMessagesOnTheirWay cuts a route while a request travels it:
+// the request never arrives, as over a cable pulled mid-flight.
+func TestCutDropsMessagesOnTheirWay(t *testing.T) {
+	n, a, seen := pair(t)
+	if err := n.Delay("a", "b", 300*time.Millisecond, 0); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() {
+		done <- a.RequestVote("b", "b", &raft.RequestVoteRequest{Term: 1}, new(raft.RequestVoteResponse))
+	}()
+	time.Sleep(50 * time.Millisecond) // let the request leave; were it late, the cut drops it when it leaves
+	if err := n.Cut("a", "b"); err != nil {
+		t.Fatal(err)
+	}
+	if err := <-done; !errors.Is(err, ErrDropped) {
+		t.Fatalf("call error = %v, want one wrapping ErrDropped", err)
+	}
+	if len(seen) != 0 {
+		t.Fatal("the peer saw a request cut on its way")
+	}
+}
