@@ -22,9 +22,8 @@ type Run struct {
 	Keys     int           // quota keys, named k0, k1, …
 	Seed     uint64        // seeds each client's choice of calls
 	Retries  int           // further attempts of a Consume after ones with unknown outcomes
-
-	Faults  []Fault       // made in order during the run
-	Timeout time.Duration // bounds each call
+	Faults   []Fault       // made in order during the run
+	Timeout  time.Duration // bounds each call
 }
 
 // Fault is one step of a fault schedule: Do runs After the step before it
