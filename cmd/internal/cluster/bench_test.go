@@ -2,6 +2,7 @@ package cluster
 
 import (
 	"fmt"
+	"runtime"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -51,6 +52,58 @@ func BenchmarkClusterConsume(b *testing.B) {
 			if err, _ := failed.Load().(error); err != nil {
 				b.Fatal(err)
 			}
+			if got := used(b, l, nd.ID); got != int64(b.N) {
+				b.Fatalf("%d consumes acknowledged, %d tokens used", b.N, got)
+			}
 		})
 	}
+}
+
+// BenchmarkClusterFailover measures how long consumes are refused when the
+// leader crashes (cut off and shut down) or hands its leadership over
+// (planned transfer): from the fault to the first consume the cluster
+// acknowledges again, with raft's timeouts as the tests set them (500 ms).
+func BenchmarkClusterFailover(b *testing.B) {
+	for _, kind := range []string{"crash", "transfer"} {
+		b.Run(kind, func(b *testing.B) {
+			var total time.Duration
+			for range b.N {
+				b.StopTimer()
+				tc := newCluster(b, 3, nil)
+				l, li := tc.leaderIndex()
+				nd, err := l.Create(&engine.Call{}, engine.RootID, engine.Spec{Name: "f", Detached: true})
+				if err != nil {
+					b.Fatal(err)
+				}
+				b.StartTimer()
+				start := time.Now()
+				if kind == "crash" {
+					tc.kill(li)
+				} else if err := l.raft.LeadershipTransfer().Error(); err != nil {
+					b.Fatal(err)
+				}
+				for !consumedOnAny(tc, nd.ID) {
+					if time.Since(start) > 30*time.Second {
+						b.Fatal("no consume acknowledged within 30 s of the fault")
+					}
+					runtime.Gosched() // leave the processors to raft between tries
+				}
+				total += time.Since(start)
+				b.StopTimer()
+				tc.shutdown()
+			}
+			b.ReportMetric(total.Seconds()*1000/float64(b.N), "ms/failover")
+		})
+	}
+}
+
+// consumedOnAny tries one consume on every live member and reports whether
+// one was acknowledged.
+func consumedOnAny(tc *testCluster, id engine.ID) bool {
+	for _, n := range tc.liveNodes() {
+		if n.Consume(&engine.Call{}, id, "tokens", 1) == nil {
+			return true
+		}
+	}
+	return false
 }

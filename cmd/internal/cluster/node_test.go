@@ -25,7 +25,7 @@ func tenant(t *testing.T, l *Node) (engine.SessionInfo, engine.NodeInfo) {
 	return s, nd
 }
 
-func used(t *testing.T, n *Node, id engine.ID) int64 {
+func used(t testing.TB, n *Node, id engine.ID) int64 {
 	t.Helper()
 	info, _, _, err := n.Describe(&engine.Call{}, id, nil)
 	if err != nil {
