@@ -75,6 +75,9 @@ type Config struct {
 	Dashboard bool `yaml:"dashboard"`
 	// Tracing sends OpenTelemetry traces of the API's calls; off by default.
 	Tracing Tracing `yaml:"tracing"`
+	// Cluster makes governord a member of a replicated cluster; off (all
+	// keys empty) by default.
+	Cluster Cluster `yaml:"cluster"`
 }
 
 // TLS names a certificate and its key, both PEM files. Both are set or

@@ -37,7 +37,7 @@ func TestMistakes(t *testing.T) {
 		{"not a mapping", "hello\n", nil,
 			`g.yaml:1: must be a mapping of keys, got "hello"`},
 		{"unknown key", "listen: 127.0.0.1:1\nlsten: x\n", nil,
-			"g.yaml:2: lsten: unknown key; allowed here: listen, metrics_listen, allow_plaintext, tls, database_url, admin_key, root, tenants, adaptive, sessions, reap_interval, retention, max_schedule_wait, snapshot_every, snapshot_interval, snapshot_bytes, commit, log, gubernator, bounds, dashboard, tracing"},
+			"g.yaml:2: lsten: unknown key; allowed here: listen, metrics_listen, allow_plaintext, tls, database_url, admin_key, root, tenants, adaptive, sessions, reap_interval, retention, max_schedule_wait, snapshot_every, snapshot_interval, snapshot_bytes, commit, log, gubernator, bounds, dashboard, tracing, cluster"},
 		{"unknown nested key", "tls:\n  cert: a.pem\n", nil,
 			"g.yaml:2: tls.cert: unknown key; allowed here: cert_file, key_file"},
 		{"duplicate key", "log:\n  level: info\n  level: debug\n", nil,

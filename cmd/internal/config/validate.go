@@ -73,6 +73,7 @@ func (c *Config) problems() []Problem {
 	c.checkTimings(k)
 	c.checkGubernator(k)
 	c.checkTracing(k)
+	c.checkCluster(k)
 	k.oneOf("log.level", c.Log.Level, "debug", "info", "warn", "error")
 	k.oneOf("log.format", c.Log.Format, "text", "json")
 	return k.problems

@@ -68,6 +68,7 @@ type callError struct {
 	Status  int
 	Code    string `json:"code"`
 	Message string `json:"message"`
+	Leader  string // the Governor-Leader header of a cluster member that does not lead
 }
 
 func (e *callError) Error() string {
@@ -97,7 +98,7 @@ func (a jsonAPI) call(ctx context.Context, cred, method string, in, out any) err
 		return err
 	}
 	if resp.StatusCode != http.StatusOK {
-		ce := &callError{Status: resp.StatusCode}
+		ce := &callError{Status: resp.StatusCode, Leader: resp.Header.Get("Governor-Leader")}
 		_ = json.Unmarshal(data, ce)
 		return ce
 	}

@@ -65,8 +65,9 @@ type Daemon struct {
 	grace       time.Duration
 	bodyTimeout time.Duration
 
-	store   *durable.Store
-	tenants map[string]engine.ID // fixed by Start, read without a lock
+	store   *durable.Store       // nil on a cluster member
+	member  *member              // nil unless cfg.Cluster is set
+	tenants map[string]engine.ID // fixed by Start, read without a lock; a member's are in member
 	metrics *metrics.Metrics
 	ctrl    *adaptive.Controller
 	api     *server.Server
@@ -138,18 +139,24 @@ func Start(ctx context.Context, cfg *config.Config, opts Options) (*Daemon, erro
 			return nil, err
 		}
 	}
-	if err := d.open(ctx, opts.Clock); err != nil {
+	open := d.open
+	if cfg.Cluster.Enabled() {
+		open = d.openMember
+	}
+	if err := open(ctx, opts.Clock); err != nil {
 		lns.close()
 		return nil, err
 	}
 	if err := d.serve(lns, certs); err != nil {
 		lns.close()
-		d.ctrl.Stop()
+		d.stopDuties()
 		d.api.Close()
 		d.stopTracing()
-		return nil, errors.Join(err, d.store.Close(context.WithoutCancel(ctx)))
+		return nil, errors.Join(err, d.closeRecord(context.WithoutCancel(ctx)))
 	}
-	d.reaper = startReaper(d.store, cfg.ReapInterval, d.log)
+	if d.member == nil {
+		d.reaper = startReaper(d.store, cfg.ReapInterval, d.log)
+	}
 	go d.supervise()
 	d.log.Info("serving", "api", d.URL(), "metrics", d.metricsURL(), "record", redactURL(cfg.DatabaseURL),
 		"tenants", len(d.tenants), "adaptive_classes", len(cfg.Adaptive))
@@ -179,14 +186,9 @@ func (d *Daemon) open(ctx context.Context, clock engine.Clock) error {
 	}
 	hooks := &hooks{}
 	st, err := durable.Open(ctx, durable.Options{
-		URL:   cfg.DatabaseURL,
-		Clock: clock,
-		Settings: &engine.Settings{
-			TombstoneTTL:    cfg.Retention.Tombstones,
-			NodeRetention:   cfg.Retention.Nodes,
-			MaxScheduleWait: cfg.MaxScheduleWait,
-			KeyIdle:         cfg.Gubernator.IdleTTL,
-		},
+		URL:              cfg.DatabaseURL,
+		Clock:            clock,
+		Settings:         ptr(engineSettings(cfg)),
 		SnapshotEvery:    every,
 		SnapshotInterval: cfg.SnapshotInterval,
 		SnapshotBytes:    cfg.SnapshotBytes,
@@ -212,16 +214,43 @@ func (d *Daemon) open(ctx context.Context, clock engine.Clock) error {
 	if err := st.Engine.SetBounds(cfg.EngineBounds(d.tenants)); err != nil {
 		return errors.Join(fmt.Errorf("set the tenants' bounds: %w", err), st.Close(ctx))
 	}
+	if err := d.buildAPI(ctx, server.Single(st)); err != nil {
+		return errors.Join(err, st.Close(ctx))
+	}
+	// Nothing makes events between the API's first look at the tree and
+	// this: the controllers start below, the reaper and the listeners later.
+	hooks.set(&observers{metrics: d.metrics, ctrl: d.ctrl, api: d.api})
+	d.ctrl.Start()
+	return nil
+}
+
+// engineSettings are the engine's settings the configuration gives.
+func engineSettings(cfg *config.Config) engine.Settings {
+	return engine.Settings{
+		TombstoneTTL:    cfg.Retention.Tombstones,
+		NodeRetention:   cfg.Retention.Nodes,
+		MaxScheduleWait: cfg.MaxScheduleWait,
+		KeyIdle:         cfg.Gubernator.IdleTTL,
+	}
+}
+
+func ptr[T any](v T) *T { return &v }
+
+// buildAPI builds the tracer, unless the caller gave one, and the API
+// served from backend. On error nothing is left running.
+func (d *Daemon) buildAPI(ctx context.Context, backend server.Backend) error {
+	cfg := d.cfg
+	var err error
 	if d.tracing == nil {
 		if d.tracer, err = newTracer(ctx, cfg.Tracing, d.log); err != nil {
-			return errors.Join(err, st.Close(ctx))
+			return err
 		}
 		if d.tracer != nil {
 			d.tracing = d.tracer
 		}
 	}
 	d.api, err = server.New(server.Options{
-		Store:   st,
+		Backend: backend,
 		Keys:    cfg.KeyMatcher(),
 		Tenants: d.tenant,
 		TTL: server.TTLBounds{
@@ -236,17 +265,16 @@ func (d *Daemon) open(ctx context.Context, clock engine.Clock) error {
 	})
 	if err != nil {
 		d.stopTracing()
-		return errors.Join(fmt.Errorf("build the API: %w", err), st.Close(ctx))
+		return fmt.Errorf("build the API: %w", err)
 	}
-	// Nothing makes events between the API's first look at the tree and
-	// this: the controllers start below, the reaper and the listeners later.
-	hooks.set(&observers{metrics: d.metrics, ctrl: d.ctrl, api: d.api})
-	d.ctrl.Start()
 	return nil
 }
 
 // tenant maps a configured tenant's name to its node.
 func (d *Daemon) tenant(name string) (engine.ID, bool) {
+	if d.member != nil {
+		return d.member.tenant(name)
+	}
 	id, ok := d.tenants[name]
 	return id, ok
 }

@@ -72,7 +72,7 @@ func (d *Daemon) serve(l *listeners, certs *certificate) error {
 	if err != nil {
 		return err
 	}
-	handler = d.withDashboard(handler)
+	handler = d.withDashboard(d.gate(handler))
 	var protocols http.Protocols
 	protocols.SetHTTP1(true)
 	if certs != nil {

@@ -63,9 +63,23 @@ type load struct {
 
 func startLoad(t *testing.T, base string, workers int) *load {
 	t.Helper()
+	return startLoadOn(t, newJSONAPI(base), workers)
+}
+
+// tenantAPI is what the load and its check call: one governord's API
+// (jsonAPI) or a cluster's (clusterAPI).
+type tenantAPI interface {
+	ensure(ctx context.Context, cred, name string) (uint64, error)
+	consume(ctx context.Context, cred string, node uint64, resource string, amount int64) error
+	session(ctx context.Context, key string) (string, error)
+	node(ctx context.Context, token string, id uint64) (map[string]resourceUse, error)
+}
+
+// startLoadOn is startLoad through api.
+func startLoadOn(t *testing.T, api tenantAPI, workers int) *load {
+	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	l := &load{cancel: cancel, acked: map[uint64]int64{}, sent: map[uint64]int64{}, first: make(chan struct{})}
-	api := newJSONAPI(base)
 	for w := range workers {
 		node, err := api.ensure(ctx, testTeamKey, fmt.Sprintf("worker-%d", w))
 		must(t, err)
@@ -102,8 +116,13 @@ func (l *load) stop() (acked, sent map[uint64]int64) {
 // not sent.
 func verifyOnRecord(t *testing.T, base string, acked, sent map[uint64]int64) {
 	t.Helper()
+	verifyOn(t, newJSONAPI(base), acked, sent)
+}
+
+// verifyOn is verifyOnRecord through api.
+func verifyOn(t *testing.T, api tenantAPI, acked, sent map[uint64]int64) {
+	t.Helper()
 	ctx := context.Background()
-	api := newJSONAPI(base)
 	admin, err := api.session(ctx, testAdminKey)
 	must(t, err)
 	total := int64(0)

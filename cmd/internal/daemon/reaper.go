@@ -52,8 +52,12 @@ func (r *reaper) run(ctx context.Context, st *durable.Store, every time.Duration
 	}
 }
 
-// stop ends the goroutine and waits for it. It may be called more than once.
+// stop ends the goroutine and waits for it. It may be called more than
+// once, and on a nil reaper (a cluster member's, whose leader reaps).
 func (r *reaper) stop() {
+	if r == nil {
+		return
+	}
 	r.once.Do(r.cancel)
 	<-r.done
 }

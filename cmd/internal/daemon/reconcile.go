@@ -35,15 +35,32 @@ import (
 // seeder applies the file to the record with calls of the daemon itself (no
 // session) and remembers how far the record must reach.
 type seeder struct {
-	e   *engine.Engine
+	e   seedCalls
 	log *slog.Logger
 	seq uint64 // the largest Call.Seq seen
+}
+
+// seedCalls are the calls seeding makes: the engine's, or a cluster
+// member's, which put them in the log.
+type seedCalls interface {
+	Ensure(c *engine.Call, parent engine.ID, spec engine.Spec, charge *engine.Charge) (engine.NodeInfo, bool, error)
+	SetQuota(c *engine.Call, id engine.ID, resource string, value *int64) error
+	SetLimit(c *engine.Call, id engine.ID, class string, value *int64) error
+	SetRate(c *engine.Call, id engine.ID, resource string, rate *engine.Rate) error
+	SetDefaults(c *engine.Call, id engine.ID, d engine.Defaults) error
+	Describe(c *engine.Call, id engine.ID, page *engine.Page) (engine.NodeInfo, []engine.NodeInfo, engine.ID, error)
 }
 
 // reconcile seeds the root and the tenants and returns each tenant's node,
 // once everything it changed is on record.
 func reconcile(ctx context.Context, st *durable.Store, cfg *config.Config, log *slog.Logger) (map[string]engine.ID, error) {
-	s := &seeder{e: st.Engine, log: log}
+	return seedThrough(ctx, st.Engine, st.Wait, cfg, log)
+}
+
+// seedThrough is reconcile through e, waiting with wait until the last change is
+// on record.
+func seedThrough(ctx context.Context, e seedCalls, wait func(context.Context, uint64) error, cfg *config.Config, log *slog.Logger) (map[string]engine.ID, error) {
+	s := &seeder{e: e, log: log}
 	if err := s.root(cfg); err != nil {
 		return nil, err
 	}
@@ -55,7 +72,7 @@ func reconcile(ctx context.Context, st *durable.Store, cfg *config.Config, log *
 		}
 		tenants[cfg.Tenants[i].Name] = id
 	}
-	if err := st.Wait(ctx, s.seq); err != nil {
+	if err := wait(ctx, s.seq); err != nil {
 		return nil, fmt.Errorf("record the configuration: %w", err)
 	}
 	return tenants, nil

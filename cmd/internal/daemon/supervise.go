@@ -16,7 +16,7 @@ const failedCallGrace = time.Second
 func (d *Daemon) supervise() {
 	defer close(d.done)
 	select {
-	case <-d.store.Failed():
+	case <-d.failed():
 		d.err = d.fail()
 	case err := <-d.serveErr:
 		d.log.Error("a listener failed; stopping", "err", err)
@@ -46,8 +46,8 @@ func (d *Daemon) shutdown(ctx context.Context) error {
 	if d.metricsHTTP != nil {
 		errs = append(errs, d.metricsHTTP.Close())
 	}
-	d.ctrl.Stop()
-	if err := d.store.Close(ctx); err != nil {
+	d.stopDuties()
+	if err := d.closeRecord(ctx); err != nil {
 		errs = append(errs, fmt.Errorf("close the record: %w", err))
 	}
 	d.serving.Wait()
@@ -75,12 +75,40 @@ func (d *Daemon) fail() error {
 	if d.metricsHTTP != nil {
 		_ = d.metricsHTTP.Close()
 	}
-	d.reaper.stop()
-	d.ctrl.Stop()
+	d.stopDuties()
 	closing, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	_ = d.store.Close(closing) // reports the same failure
 	d.serving.Wait()
 	d.stopTracing()
 	return fmt.Errorf("%w: %w", ErrRecordFailed, cause)
+}
+
+// failed is closed once the record can take nothing more; a cluster
+// member's never is (a member that loses its quorum answers NotLeader).
+func (d *Daemon) failed() <-chan struct{} {
+	if d.store == nil {
+		return nil
+	}
+	return d.store.Failed()
+}
+
+// stopDuties stops the background duties: the reaper and the adaptive
+// controllers of a single governord, the leader's seeding of a member.
+func (d *Daemon) stopDuties() {
+	if d.member != nil {
+		d.member.stopSeeding()
+		return
+	}
+	d.reaper.stop()
+	d.ctrl.Stop()
+}
+
+// closeRecord commits what is pending and closes the record, or shuts a
+// cluster member down.
+func (d *Daemon) closeRecord(ctx context.Context) error {
+	if d.member != nil {
+		return d.member.close()
+	}
+	return d.store.Close(ctx)
 }

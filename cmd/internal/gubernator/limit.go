@@ -14,16 +14,22 @@ import (
 // node per name and beneath it a node per unique_key with a rate cap on
 // Resource. It is safe for concurrent use.
 type EngineLimiter struct {
-	eng      *engine.Engine
+	eng      KeyedConsumer
 	tenant   engine.ID
 	resource string
 }
 
 var _ Limiter = (*EngineLimiter)(nil)
 
+// KeyedConsumer charges a keyed rate, as engine.Engine.ConsumeKeyed: an
+// engine, or a cluster member that puts the call in the log.
+type KeyedConsumer interface {
+	ConsumeKeyed(c *engine.Call, k engine.KeyedLimit, n int64, o engine.ConsumeOptions) (engine.ConsumeResult, error)
+}
+
 // NewLimiter returns the limiter that keeps rate limits under node tenant,
 // on resource.
-func NewLimiter(eng *engine.Engine, tenant engine.ID, resource string) *EngineLimiter {
+func NewLimiter(eng KeyedConsumer, tenant engine.ID, resource string) *EngineLimiter {
 	return &EngineLimiter{eng: eng, tenant: tenant, resource: resource}
 }
 

@@ -27,7 +27,11 @@ type Metrics struct {
 
 // New registers every metric, the tree collector reading store's engine, and
 // the Go runtime and process collectors on a new registry.
-func New(store *durable.Store) *Metrics {
+func New(store *durable.Store) *Metrics { return ForEngine(store.Engine) }
+
+// ForEngine is New for an engine with no durable store: a cluster member's
+// replica.
+func ForEngine(eng *engine.Engine) *Metrics {
 	m := &Metrics{
 		reg: prometheus.NewRegistry(),
 		requests: prometheus.NewCounterVec(prometheus.CounterOpts{
@@ -58,7 +62,7 @@ func New(store *durable.Store) *Metrics {
 		m.byKind = append(m.byKind, m.events.WithLabelValues(k.String()))
 	}
 	m.reg.MustRegister(m.requests, m.duration, m.events, m.commitTime, m.commitBatch,
-		newTreeCollector(store.Engine),
+		newTreeCollector(eng),
 		collectors.NewGoCollector(),
 		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	return m

@@ -70,13 +70,17 @@ func newToken() (string, [32]byte) {
 	return tok, tokenHash(tok)
 }
 
-// byToken finds the live session a token names.
-func (s *Server) byToken(cred string) (principal, bool) {
+// byToken finds the live session a token names. It fails only when the
+// backend cannot look (a cluster member that is not the leader).
+func (s *Server) byToken(cred string) (principal, bool, error) {
 	if !isToken(cred) {
-		return principal{}, false
+		return principal{}, false, nil
 	}
-	info, ok := s.eng.SessionByToken(tokenHash(cred))
-	return principal{session: info.ID, scope: info.Scope}, ok
+	info, ok, err := s.store.SessionByToken(tokenHash(cred))
+	if err != nil {
+		return principal{}, false, toConnect(err)
+	}
+	return principal{session: info.ID, scope: info.Scope}, ok, nil
 }
 
 // session authenticates a call that needs a session token.
@@ -85,7 +89,9 @@ func (s *Server) session(ctx context.Context, h http.Header) (principal, error) 
 	if err != nil {
 		return principal{}, err
 	}
-	if p, ok := s.byToken(cred); ok {
+	if p, ok, err := s.byToken(cred); err != nil {
+		return principal{}, err
+	} else if ok {
 		s.notePrincipal(ctx, p)
 		return p, nil
 	}
@@ -102,7 +108,9 @@ func (s *Server) sessionOrKey(ctx context.Context, h http.Header) (principal, er
 	if err != nil {
 		return principal{}, err
 	}
-	if p, ok := s.byToken(cred); ok {
+	if p, ok, err := s.byToken(cred); err != nil {
+		return principal{}, err
+	} else if ok {
 		s.notePrincipal(ctx, p)
 		return p, nil
 	}
@@ -126,7 +134,7 @@ func (s *Server) apiKey(h http.Header) (engine.ID, string, error) {
 	}
 	tenant, admin, ok := s.keys(cred)
 	if !ok {
-		if _, isSession := s.byToken(cred); isSession {
+		if _, isSession, _ := s.byToken(cred); isSession {
 			return 0, "", unauthenticated("OpenSession needs an API key; the credential sent is a session token.")
 		}
 		return 0, "", unauthenticated("The API key matches none that governord is configured with.")
@@ -161,8 +169,8 @@ func principalHash(tenant string, admin bool) [32]byte {
 // request ids are remembered like any session's, across restarts too.
 func (s *Server) keyPrincipal(ctx context.Context, tenant string, admin bool) (principal, error) {
 	h := principalHash(tenant, admin)
-	if info, ok := s.eng.SessionByToken(h); ok {
-		return principal{session: info.ID, scope: info.Scope}, nil
+	if info, ok, err := s.store.SessionByToken(h); err != nil || ok {
+		return principal{session: info.ID, scope: info.Scope}, toConnect(err)
 	}
 	scope, err := s.keyScope(tenant, admin)
 	if err != nil {
@@ -170,14 +178,14 @@ func (s *Server) keyPrincipal(ctx context.Context, tenant string, admin bool) (p
 	}
 	s.principals.Lock()
 	defer s.principals.Unlock()
-	if info, ok := s.eng.SessionByToken(h); ok {
-		return principal{session: info.ID, scope: info.Scope}, nil
+	if info, ok, err := s.store.SessionByToken(h); err != nil || ok {
+		return principal{session: info.ID, scope: info.Scope}, toConnect(err)
 	}
 	if err := s.room(ctx); err != nil {
 		return principal{}, err
 	}
 	c := &engine.Call{}
-	info, err := s.eng.OpenSession(c, scope, 0, h)
+	info, err := s.store.OpenSession(c, scope, 0, h)
 	if err := s.settle(ctx, c.Seq, err); err != nil {
 		return principal{}, err
 	}

@@ -17,7 +17,7 @@ func (s *Server) described(ctx context.Context, p principal, id engine.ID, c *en
 		return nil, s.settle(ctx, c.Seq, err)
 	}
 	d := &engine.Call{Session: p.session}
-	inf, _, _, err := s.eng.Describe(d, id, nil)
+	inf, _, _, err := s.store.Describe(d, id, nil)
 	if err := s.settle(ctx, max(c.Seq, d.Seq), err); err != nil {
 		return nil, err
 	}
@@ -59,7 +59,7 @@ func (s *Server) SetQuota(ctx context.Context, req *connect.Request[governorv1.S
 		return nil, err
 	}
 	info, err := s.change(ctx, p, "SetQuota", m, m.NodeId, m.RequestId, func(c *engine.Call, id engine.ID) error {
-		return s.eng.SetQuota(c, id, m.Resource, value)
+		return s.store.SetQuota(c, id, m.Resource, value)
 	})
 	return reply(&governorv1.SetQuotaResponse{Node: info}, err)
 }
@@ -79,7 +79,7 @@ func (s *Server) SetLimit(ctx context.Context, req *connect.Request[governorv1.S
 		return nil, err
 	}
 	info, err := s.change(ctx, p, "SetLimit", m, m.NodeId, m.RequestId, func(c *engine.Call, id engine.ID) error {
-		return s.eng.SetLimit(c, id, m.Class, value)
+		return s.store.SetLimit(c, id, m.Class, value)
 	})
 	return reply(&governorv1.SetLimitResponse{Node: info}, err)
 }
@@ -96,7 +96,7 @@ func (s *Server) SetDefaults(ctx context.Context, req *connect.Request[governorv
 		return nil, err
 	}
 	info, err := s.change(ctx, p, "SetDefaults", m, m.NodeId, m.RequestId, func(c *engine.Call, id engine.ID) error {
-		return s.eng.SetDefaults(c, id, d)
+		return s.store.SetDefaults(c, id, d)
 	})
 	return reply(&governorv1.SetDefaultsResponse{Node: info}, err)
 }

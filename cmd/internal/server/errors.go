@@ -44,6 +44,11 @@ func toConnect(err error) error {
 		return nil
 	case errors.As(err, &ce):
 		return ce
+	}
+	if ce := clusterError(err); ce != nil {
+		return ce
+	}
+	switch {
 	case errors.Is(err, context.Canceled):
 		return connect.NewError(connect.CodeCanceled, err)
 	case errors.Is(err, context.DeadlineExceeded):

@@ -32,7 +32,7 @@ func (s *Server) Explain(ctx context.Context, req *connect.Request[governorv1.Ex
 		return nil, err
 	}
 	c := &engine.Call{Session: p.session}
-	x, err := s.eng.Explain(c, engine.ID(m.NodeId), m.Name, m.Amount)
+	x, err := s.store.Explain(c, engine.ID(m.NodeId), m.Name, m.Amount)
 	if err := s.settle(ctx, c.Seq, err); err != nil {
 		return nil, err
 	}

@@ -43,7 +43,7 @@ func (s *Server) acquire(ctx context.Context, p principal, id engine.ID, class s
 		return engine.LeaseInfo{}, err
 	}
 	c := &engine.Call{Session: p.session, Request: reqID}
-	lease, w, err := s.eng.Acquire(c, id, class, hold)
+	lease, w, err := s.store.Acquire(c, id, class, hold)
 	seq, granted := c.Seq, time.Now()
 	if w != nil {
 		q := queueSpan(ctx)
@@ -53,11 +53,11 @@ func (s *Server) acquire(ctx context.Context, p principal, id engine.ID, class s
 			lease, err, seq, granted = g.Lease, g.Err, max(seq, g.Seq), time.Now()
 		case <-ctx.Done():
 			endQueueSpan(q, false)
-			s.eng.Abandon(&engine.Call{}, w)
+			_ = s.store.Abandon(&engine.Call{}, w)
 			return engine.LeaseInfo{}, toConnect(ctx.Err())
 		case <-s.closing:
 			endQueueSpan(q, false)
-			s.eng.Abandon(&engine.Call{}, w)
+			_ = s.store.Abandon(&engine.Call{}, w)
 			return engine.LeaseInfo{}, unavailable(msgStopping)
 		}
 	}
@@ -104,10 +104,10 @@ func (s *Server) inTimeToRecord(ctx context.Context) error {
 // other, so replay agrees.
 func (s *Server) giveBack(p principal, lease engine.LeaseInfo, w *engine.Waiter) {
 	if w != nil {
-		s.eng.Abandon(&engine.Call{}, w)
+		_ = s.store.Abandon(&engine.Call{}, w)
 		return
 	}
-	_, _ = s.eng.Release(&engine.Call{Session: p.session}, lease.ID, engine.Report{})
+	_, _ = s.store.Release(&engine.Call{Session: p.session}, lease.ID, engine.Report{})
 }
 
 var releaseOutcomes = map[engine.Outcome]governorv1.ReleaseOutcome{
@@ -139,7 +139,7 @@ func (s *Server) Release(ctx context.Context, req *connect.Request[governorv1.Re
 			return nil, err
 		}
 		c := &engine.Call{Session: p.session, Request: m.RequestId}
-		out, err := s.eng.Release(c, engine.ID(m.LeaseId), rep)
+		out, err := s.store.Release(c, engine.ID(m.LeaseId), rep)
 		if err := s.settle(ctx, c.Seq, err); err != nil {
 			return nil, err
 		}
@@ -163,7 +163,7 @@ func (s *Server) Validate(ctx context.Context, req *connect.Request[governorv1.V
 		return nil, err
 	}
 	c := &engine.Call{Session: p.session}
-	lease, err := s.eng.Validate(c, engine.ID(m.LeaseId))
+	lease, err := s.store.Validate(c, engine.ID(m.LeaseId))
 	var ended *engine.LeaseError
 	if errors.As(err, &ended) {
 		if o, ok := leaseOutcomes[ended.Outcome]; ok {

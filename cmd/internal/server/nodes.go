@@ -43,7 +43,7 @@ func (s *Server) CreateNode(ctx context.Context, req *connect.Request[governorv1
 			return nil, err
 		}
 		c := &engine.Call{Session: p.session, Request: m.RequestId}
-		inf, err := s.eng.Create(c, engine.ID(m.ParentId), spec)
+		inf, err := s.store.Create(c, engine.ID(m.ParentId), spec)
 		if err := s.settle(ctx, c.Seq, err); err != nil {
 			return nil, err
 		}
@@ -84,7 +84,7 @@ func (s *Server) EnsureNode(ctx context.Context, req *connect.Request[governorv1
 			return nil, err
 		}
 		c := &engine.Call{Session: p.session, Request: m.RequestId}
-		inf, created, err := s.eng.Ensure(c, engine.ID(m.ParentId), spec, charge)
+		inf, created, err := s.store.Ensure(c, engine.ID(m.ParentId), spec, charge)
 		if err := s.settle(ctx, c.Seq, err); err != nil {
 			return nil, err
 		}
@@ -110,7 +110,7 @@ func (s *Server) GetNode(ctx context.Context, req *connect.Request[governorv1.Ge
 		page = &engine.Page{After: engine.ID(m.Cursor), Size: int(min(m.PageSize, engine.MaxPageSize+1))}
 	}
 	c := &engine.Call{Session: p.session}
-	inf, kids, next, err := s.eng.Describe(c, engine.ID(m.NodeId), page)
+	inf, kids, next, err := s.store.Describe(c, engine.ID(m.NodeId), page)
 	if err := s.settle(ctx, c.Seq, err); err != nil {
 		return nil, err
 	}
@@ -131,7 +131,7 @@ func (s *Server) CancelNode(ctx context.Context, req *connect.Request[governorv1
 	if len(m.Reason) > maxReasonLen {
 		return nil, badField("reason", fmt.Sprintf("must be at most %d bytes", maxReasonLen))
 	}
-	info, err := s.change(ctx, p, "CancelNode", m, m.NodeId, m.RequestId, s.eng.Cancel)
+	info, err := s.change(ctx, p, "CancelNode", m, m.NodeId, m.RequestId, s.store.Cancel)
 	if err != nil {
 		return nil, err
 	}
@@ -146,6 +146,6 @@ func (s *Server) CloseNode(ctx context.Context, req *connect.Request[governorv1.
 		return nil, err
 	}
 	m := req.Msg
-	info, err := s.change(ctx, p, "CloseNode", m, m.NodeId, m.RequestId, s.eng.Close)
+	info, err := s.change(ctx, p, "CloseNode", m, m.NodeId, m.RequestId, s.store.Close)
 	return reply(&governorv1.CloseNodeResponse{Node: info}, err)
 }

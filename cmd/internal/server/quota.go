@@ -28,7 +28,7 @@ func (s *Server) Consume(ctx context.Context, req *connect.Request[governorv1.Co
 			return nil, err
 		}
 		c := &engine.Call{Session: p.session, Request: m.RequestId}
-		res, err := s.eng.ConsumeWith(c, engine.ID(m.NodeId), m.Resource, m.Amount, o)
+		res, err := s.store.ConsumeWith(c, engine.ID(m.NodeId), m.Resource, m.Amount, o)
 		noteConsume(ctx, p.node(engine.ID(m.NodeId)), m.Resource, m.Amount, res, err)
 		if err := s.settle(ctx, c.Seq, err); err != nil {
 			return nil, err

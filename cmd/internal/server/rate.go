@@ -35,7 +35,7 @@ func (s *Server) SetRate(ctx context.Context, req *connect.Request[governorv1.Se
 		rate = &r
 	}
 	info, err := s.change(ctx, p, "SetRate", m, m.NodeId, m.RequestId, func(c *engine.Call, id engine.ID) error {
-		return s.eng.SetRate(c, id, m.Resource, rate)
+		return s.store.SetRate(c, id, m.Resource, rate)
 	})
 	return reply(&governorv1.SetRateResponse{Node: info}, err)
 }
@@ -51,7 +51,7 @@ func (s *Server) ResetRate(ctx context.Context, req *connect.Request[governorv1.
 		return nil, err
 	}
 	info, err := s.change(ctx, p, "ResetRate", m, m.NodeId, m.RequestId, func(c *engine.Call, id engine.ID) error {
-		return s.eng.ResetRate(c, id, m.Resource)
+		return s.store.ResetRate(c, id, m.Resource)
 	})
 	return reply(&governorv1.ResetRateResponse{Node: info}, err)
 }

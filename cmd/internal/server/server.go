@@ -20,8 +20,12 @@ import (
 
 // Options configure a Server.
 type Options struct {
-	// Store is the engine and its record. Required.
+	// Store is the engine and its record of a single governord. Either it
+	// or Backend is required.
 	Store *durable.Store
+	// Backend, if set, is served from instead of Store: a cluster member
+	// (Replicated).
+	Backend Backend
 	// Keys checks an API key: the tenant it belongs to, or admin for the
 	// admin key (config.MatchKey). Required.
 	Keys func(presented string) (tenant string, admin bool, ok bool)
@@ -57,8 +61,8 @@ type TTLBounds struct {
 // Server serves GovernorService. Create one with New; it is safe for
 // concurrent use.
 type Server struct {
-	store   *durable.Store
-	eng     *engine.Engine
+	store   Backend
+	eng     *engine.Engine // the local engine, for watches and dumps
 	keys    func(string) (string, bool, bool)
 	tenants func(string) (engine.ID, bool)
 	ttl     TTLBounds
@@ -92,8 +96,11 @@ const compressMinBytes = 1024
 // New returns a server for opts.Store. The daemon wires the store's
 // Committed callback to Publish; WatchNode streams depend on it.
 func New(opts Options) (*Server, error) {
-	if opts.Store == nil {
-		return nil, fmt.Errorf("%w: a store is required", ErrOptions)
+	if opts.Backend == nil && opts.Store != nil {
+		opts.Backend = Single(opts.Store)
+	}
+	if opts.Backend == nil {
+		return nil, fmt.Errorf("%w: a store or a backend is required", ErrOptions)
 	}
 	if opts.Keys == nil {
 		return nil, fmt.Errorf("%w: a key check is required", ErrOptions)
@@ -109,7 +116,7 @@ func New(opts Options) (*Server, error) {
 		opts.Logger = slog.Default()
 	}
 	s := &Server{
-		store: opts.Store, eng: opts.Store.Engine, keys: opts.Keys, tenants: opts.Tenants,
+		store: opts.Backend, eng: opts.Backend.Local(), keys: opts.Keys, tenants: opts.Tenants,
 		ttl: ttl, log: opts.Logger, observe: opts.Observe, reflect: opts.Reflect, closing: make(chan struct{}),
 	}
 	dump := s.eng.Dump()

@@ -35,7 +35,7 @@ func (s *Server) OpenSession(ctx context.Context, req *connect.Request[governorv
 	}
 	token, hash := newToken()
 	c := &engine.Call{}
-	info, err := s.eng.OpenSession(c, scope, ttl, hash)
+	info, err := s.store.OpenSession(c, scope, ttl, hash)
 	if err := s.settle(ctx, c.Seq, err); err != nil {
 		return nil, err
 	}
@@ -56,7 +56,7 @@ func (s *Server) Heartbeat(ctx context.Context, req *connect.Request[governorv1.
 		return nil, err
 	}
 	c := &engine.Call{Session: p.session}
-	info, err := s.eng.Heartbeat(c)
+	info, err := s.store.Heartbeat(c)
 	if err := s.settle(ctx, c.Seq, err); err != nil {
 		return nil, err
 	}
@@ -76,7 +76,7 @@ func (s *Server) CloseSession(ctx context.Context, req *connect.Request[governor
 		return nil, err
 	}
 	c := &engine.Call{Session: p.session}
-	err = s.eng.CloseSession(c)
+	err = s.store.CloseSession(c)
 	if err := s.settle(ctx, c.Seq, err); err != nil {
 		return nil, err
 	}

@@ -42,10 +42,10 @@ func (s *Server) tryAcquire(ctx context.Context, p principal, id engine.ID, clas
 		return engine.LeaseInfo{}, err
 	}
 	c := &engine.Call{Session: p.session, Request: reqID}
-	lease, w, err := s.eng.Acquire(c, id, class, hold)
+	lease, w, err := s.store.Acquire(c, id, class, hold)
 	granted := time.Now()
 	if w != nil {
-		s.eng.Abandon(&engine.Call{}, w)
+		_ = s.store.Abandon(&engine.Call{}, w)
 		refusedNow(ctx, p.node(id), class)
 		if err := s.settle(ctx, c.Seq, nil); err != nil {
 			return engine.LeaseInfo{}, err

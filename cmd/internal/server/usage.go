@@ -180,7 +180,7 @@ func (h *hub) takeDirty(w *watcher) []engine.ID {
 func (s *Server) sendUsage(ctx context.Context, w *watcher, stream *connect.ServerStream[governorv1.WatchNodeResponse]) error {
 	for _, id := range s.hub.takeDirty(w) {
 		c := &engine.Call{Session: w.session}
-		inf, _, _, err := s.eng.Describe(c, id, nil)
+		inf, _, _, err := s.store.Describe(c, id, nil)
 		if err := s.settle(ctx, c.Seq, err); err != nil {
 			if code := connect.CodeOf(err); code == connect.CodeNotFound || code == connect.CodePermissionDenied {
 				continue

@@ -38,7 +38,7 @@ func (s *Server) WatchNode(ctx context.Context, req *connect.Request[governorv1.
 	}
 	defer s.eng.FreeWatch(slot)
 	c := &engine.Call{Session: p.session}
-	inf, _, _, err := s.eng.Describe(c, engine.ID(m.NodeId), nil)
+	inf, _, _, err := s.store.Describe(c, engine.ID(m.NodeId), nil)
 	if err := s.settle(ctx, c.Seq, err); err != nil {
 		return err
 	}
