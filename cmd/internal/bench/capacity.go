@@ -60,16 +60,27 @@ func runCapacity(ctx context.Context, e *env) (Result, error) {
 	sz := e.Sizes
 	r := &CapacityResult{Workers: sz.DropWorkers, For: sz.DropFor, PerThird: sz.DropServed, From: sz.DropFrom, To: sz.DropTo}
 	fixed := settings{rootLimits: map[string]int64{dropClass: sz.DropFrom}}
-	var err error
-	if r.Fixed, _, err = dropRun(ctx, e, sz, fixed); err != nil {
-		return nil, fmt.Errorf("fixed limit: %w", err)
-	}
 	adaptive := settings{adaptive: map[string]config.Adaptive{dropClass: {
 		Initial: sz.DropFrom, Min: 1, Max: 2 * sz.DropFrom, TargetP95: dropTarget,
 		MaxOverloadShare: 0.1, Interval: dropInterval, MinSamples: 5,
 	}}}
-	if r.Adaptive, r.LimitAtEnd, err = dropRun(ctx, e, sz, adaptive); err != nil {
-		return nil, fmt.Errorf("adaptive limit: %w", err)
+	// Both at once, so that both meet the same machine: how many requests a
+	// worker gets to the service, and so how many are shed, depends on how
+	// much CPU it has, which another job can take from one run and not the
+	// other.
+	var wg sync.WaitGroup
+	var fixedErr, adaptiveErr error
+	wg.Go(func() { r.Fixed, _, fixedErr = dropRun(ctx, e, sz, fixed) })
+	wg.Go(func() { r.Adaptive, r.LimitAtEnd, adaptiveErr = dropRun(ctx, e, sz, adaptive) })
+	wg.Wait()
+	if fixedErr != nil {
+		fixedErr = fmt.Errorf("fixed limit: %w", fixedErr)
+	}
+	if adaptiveErr != nil {
+		adaptiveErr = fmt.Errorf("adaptive limit: %w", adaptiveErr)
+	}
+	if err := errors.Join(fixedErr, adaptiveErr); err != nil {
+		return nil, err
 	}
 	return r, nil
 }
