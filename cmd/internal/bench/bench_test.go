@@ -96,11 +96,10 @@ func checkCapacity(t *testing.T, sz Sizes, r *CapacityResult) {
 	if r.LimitAtEnd >= sz.DropFrom {
 		t.Errorf("the adaptive limit ended at %d, not below the capacity before the drop, %d", r.LimitAtEnd, sz.DropFrom)
 	}
-	if r.Adaptive.Shed >= r.Fixed.Shed {
-		t.Errorf("after the drop the adaptive limit shed %d, the fixed one %d", r.Adaptive.Shed, r.Fixed.Shed)
-	}
-	if r.Adaptive.Served == 0 || r.Fixed.Served == 0 {
-		t.Errorf("nothing served in the last third: fixed %d, adaptive %d", r.Fixed.Served, r.Adaptive.Served)
+	// Shed per request served, cross-multiplied: the two runs served about
+	// as many requests, but in times that the machine's load decides.
+	if r.Adaptive.Shed*r.Fixed.Served >= r.Fixed.Shed*r.Adaptive.Served {
+		t.Errorf("after the drop the adaptive limit shed %d for %d served, the fixed one %d for %d", r.Adaptive.Shed, r.Adaptive.Served, r.Fixed.Shed, r.Fixed.Served)
 	}
 }
 

@@ -28,8 +28,10 @@ type Downstream struct {
 	inflight atomic.Int64 // requests in the service now, shed ones included
 	admitted atomic.Int64 // requests being served now
 
-	mu     sync.Mutex // guards the counts below
-	counts Counts
+	mu      sync.Mutex // guards the counts and the waiter below
+	counts  Counts
+	waitFor int64         // the served count reached waits for
+	reached chan struct{} // closed once counts.Served is waitFor; nil: no waiter
 
 	srv  *http.Server
 	addr string
@@ -86,11 +88,29 @@ func (d *Downstream) Counts() Counts {
 	return d.counts
 }
 
-// Reset zeroes the counts, for a measurement that starts mid-run.
+// Reset zeroes the counts, for a measurement that starts mid-run. A waiter
+// of ServedAtLeast stays and counts from zero again.
 func (d *Downstream) Reset() {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	d.counts = Counts{}
+}
+
+// ServedAtLeast returns a channel that is closed once the service has served
+// n requests since it started or was last Reset: a phase of a workload that
+// ends by what the service did, not by the clock. It replaces the previous
+// waiter, whose channel then stays open.
+func (d *Downstream) ServedAtLeast(n int64) <-chan struct{} {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	ch := make(chan struct{})
+	if d.counts.Served >= n {
+		close(ch)
+		d.reached = nil
+		return ch
+	}
+	d.waitFor, d.reached = n, ch
+	return ch
 }
 
 // Close stops the server, ending requests in flight, and waits for it.
@@ -131,6 +151,10 @@ func (d *Downstream) count(served bool) {
 	defer d.mu.Unlock()
 	if served {
 		d.counts.Served++
+		if d.reached != nil && d.counts.Served >= d.waitFor {
+			close(d.reached)
+			d.reached = nil
+		}
 	} else {
 		d.counts.Shed++
 	}

@@ -66,6 +66,51 @@ func TestDownstreamCapacityChangesAtRunTime(t *testing.T) {
 	}
 }
 
+func TestDownstreamServedAtLeastCountsSinceReset(t *testing.T) {
+	svc, err := StartDownstream(DownstreamOptions{Capacity: 1, Base: time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer svc.Close()
+	hc := newHTTPClient()
+	serve := func() {
+		t.Helper()
+		if served, err := call(context.Background(), hc, svc.URL()); err != nil || !served {
+			t.Fatalf("served %v, %v with capacity 1", served, err)
+		}
+	}
+	closed := func(ch <-chan struct{}) bool {
+		select {
+		case <-ch:
+			return true
+		default:
+			return false
+		}
+	}
+	serve()
+	svc.Reset()
+	two := svc.ServedAtLeast(2)
+	serve()
+	if closed(two) {
+		t.Fatal("the wait for 2 served ended after 1 since the Reset")
+	}
+	svc.SetCapacity(0)
+	if served, err := call(context.Background(), hc, svc.URL()); err != nil || served {
+		t.Fatalf("served %v, %v with capacity 0", served, err)
+	}
+	if closed(two) {
+		t.Fatal("the wait for 2 served ended on a shed request")
+	}
+	svc.SetCapacity(1)
+	serve()
+	if !closed(two) {
+		t.Fatal("the wait for 2 served still open after 2")
+	}
+	if !closed(svc.ServedAtLeast(2)) {
+		t.Fatal("a wait for a count already reached is not over at once")
+	}
+}
+
 func TestFIFOGrantsInArrivalOrder(t *testing.T) {
 	f := newFIFO(1)
 	if got := f.acquire(); got != 1 {

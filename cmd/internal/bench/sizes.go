@@ -23,11 +23,13 @@ type Sizes struct {
 	// RetryBudget retries.
 	RetryOps, RetryLayers, RetryAttempts int
 	RetryBudget                          int64
-	// Capacity drop: DropWorkers workers for DropFor; the service's
-	// capacity falls from DropFrom to DropTo at a third of the way.
-	DropWorkers      int
-	DropFor          time.Duration
-	DropFrom, DropTo int64
+	// Capacity drop: DropWorkers workers; the service's capacity falls
+	// from DropFrom to DropTo after the first of three thirds, each of
+	// which lasts DropFor/3 and until the service has served DropServed
+	// requests in it.
+	DropWorkers                  int
+	DropFor                      time.Duration
+	DropFrom, DropTo, DropServed int64
 	// Worker crash: a worker holds all CrashSlots slots on a session of
 	// CrashTTL and dies.
 	CrashSlots int
@@ -50,7 +52,7 @@ func Full() Sizes {
 		FanWidth: 3, FanDepth: 4, FanRequests: 3, FanCapacity: 10, FanBudget: 150,
 		NoisyA: 400, NoisyB: 10, NoisySlots: 4, NoisyHold: 5 * time.Millisecond,
 		RetryOps: 20, RetryLayers: 3, RetryAttempts: 3, RetryBudget: 20,
-		DropWorkers: 40, DropFor: 6 * time.Second, DropFrom: 20, DropTo: 5,
+		DropWorkers: 40, DropFor: 6 * time.Second, DropFrom: 20, DropTo: 5, DropServed: 200,
 		CrashSlots: 4, CrashTTL: time.Second,
 		FloodBig: 5000, FloodSmall: 3, FloodPool: 9,
 		RestartWorkers: 4, RestartCharges: 3000,
@@ -64,7 +66,7 @@ func Reduced() Sizes {
 		FanWidth: 3, FanDepth: 3, FanRequests: 3, FanCapacity: 10, FanBudget: 50,
 		NoisyA: 80, NoisyB: 6, NoisySlots: 4, NoisyHold: 5 * time.Millisecond,
 		RetryOps: 6, RetryLayers: 3, RetryAttempts: 3, RetryBudget: 6,
-		DropWorkers: 12, DropFor: 1500 * time.Millisecond, DropFrom: 8, DropTo: 2,
+		DropWorkers: 12, DropFor: 1500 * time.Millisecond, DropFrom: 8, DropTo: 2, DropServed: 30,
 		CrashSlots: 4, CrashTTL: time.Second,
 		FloodBig: 300, FloodSmall: 3, FloodPool: 9,
 		RestartWorkers: 4, RestartCharges: 300,
@@ -87,7 +89,7 @@ func (s Sizes) check() error {
 		{"FanCapacity", s.FanCapacity}, {"NoisyA", int64(s.NoisyA)}, {"NoisyB", int64(s.NoisyB)},
 		{"NoisySlots", int64(s.NoisySlots)}, {"RetryOps", int64(s.RetryOps)}, {"RetryLayers", int64(s.RetryLayers)},
 		{"RetryAttempts", int64(s.RetryAttempts)}, {"DropWorkers", int64(s.DropWorkers)}, {"DropFrom", s.DropFrom},
-		{"DropTo", s.DropTo}, {"CrashSlots", int64(s.CrashSlots)}, {"FloodBig", int64(s.FloodBig)},
+		{"DropTo", s.DropTo}, {"DropServed", s.DropServed}, {"CrashSlots", int64(s.CrashSlots)}, {"FloodBig", int64(s.FloodBig)},
 		{"FloodSmall", int64(s.FloodSmall)}, {"FloodPool", int64(s.FloodPool)}, {"RestartWorkers", int64(s.RestartWorkers)},
 		{"OverheadCalls", int64(s.OverheadCalls)}, {"OverheadCallers", int64(s.OverheadCallers)},
 	} {
