@@ -22,7 +22,8 @@ const (
 // (open loop: a consume's latency counts from its scheduled instant, so a
 // stall delays every consume scheduled during it, as it delays callers that
 // do not wait for each other). Meanwhile tenant "wide" loops: it builds a
-// node of 100,000 children, rests for wideRest (a quiet window), then reads
+// node of 100,000 children, lets the garbage of building it be collected,
+// rests for wideRest (a quiet window), then reads
 // every page of the children, cancels the node and, once its retention has
 // passed, has the reaper remove it (a busy window). quiet-p99 is over the
 // consumes scheduled in quiet windows, busy-p99 over those scheduled in busy
@@ -36,6 +37,7 @@ func BenchmarkWideTreeStall(b *testing.B) {
 		for i := range wideChildren {
 			f.create(ws, p, Spec{Name: fmt.Sprint("c", i)})
 		}
+		w.Settle(wideRest)
 		w.Rest(wideRest)
 		from := time.Now()
 		describeAll(b, f, ws, p)

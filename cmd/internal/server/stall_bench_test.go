@@ -26,8 +26,8 @@ const (
 // governord sees it, on the default record (SQLite): tenant a consumes over
 // the API every millisecond (open loop) while tenant b loops: its node of
 // 100,000 children is built (straight into the engine, which is not
-// measured: over the API it takes most of a minute), b rests (a quiet
-// window), then reads every page of the children over the API, as a
+// measured: over the API it takes most of a minute) and its garbage
+// collected, b rests (a quiet window), then reads every page of the children over the API, as a
 // screen scrolling through them would, cancels the node over the API and,
 // once its retention has passed, has the reaper remove it (a busy window).
 // busy/quiet is the ratio of a's consume p99 in the two kinds of window;
@@ -55,6 +55,7 @@ func BenchmarkWideTenantOverTheAPI(b *testing.B) {
 		if err != nil {
 			b.Fatal(err)
 		}
+		w.Settle(stallRest)
 		w.Rest(stallRest)
 		from := time.Now()
 		read := 0

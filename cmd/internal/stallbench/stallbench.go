@@ -9,6 +9,7 @@
 package stallbench
 
 import (
+	"runtime"
 	"slices"
 	"sync"
 	"testing"
@@ -32,6 +33,14 @@ func (w *Windows) Rest(d time.Duration) {
 	from := time.Now()
 	time.Sleep(d)
 	w.list = append(w.list, window{from: from, to: time.Now()})
+}
+
+// Settle collects garbage and sleeps for d without marking a window: what
+// setting the stage left behind (its garbage, the record catching up) is
+// then not counted in the quiet window that follows.
+func (w *Windows) Settle(d time.Duration) {
+	runtime.GC()
+	time.Sleep(d)
 }
 
 // Busy marks a busy window from from to now.
