@@ -109,4 +109,6 @@ require (
 	modernc.org/memory v1.12.1 // indirect
 )
 
+// raft-boltdb/v2 v2.3.1 imports go-metrics/compat, which go-metrics v0.7.0
+// (raft v1.8.0's) dropped; v0.6.1 still has it.
 replace github.com/hashicorp/go-metrics => github.com/hashicorp/go-metrics v0.6.1

@@ -9,7 +9,18 @@ require (
 	github.com/sirupsen/logrus v1.10.2
 )
 
-require governor.dev/governor v0.0.0 // indirect
+require (
+	github.com/boltdb/bolt v1.3.1 // indirect
+	github.com/fatih/color v1.13.0 // indirect
+	github.com/hashicorp/go-hclog v1.6.3 // indirect
+	github.com/hashicorp/go-metrics v0.7.0 // indirect
+	github.com/hashicorp/go-msgpack/v2 v2.1.5 // indirect
+	github.com/hashicorp/raft v1.8.0 // indirect
+	github.com/hashicorp/raft-boltdb/v2 v2.3.1 // indirect
+	github.com/mattn/go-colorable v0.1.12 // indirect
+	go.etcd.io/bbolt v1.3.5 // indirect
+	governor.dev/governor v0.0.0 // indirect
+)
 
 require (
 	connectrpc.com/connect v1.21.1 // indirect
@@ -17,7 +28,7 @@ require (
 	connectrpc.com/grpcreflect v1.3.1 // indirect
 	connectrpc.com/otelconnect v0.10.0 // indirect
 	github.com/OneOfOne/xxhash v1.2.8 // indirect
-	github.com/armon/go-metrics v0.4.0 // indirect
+	github.com/armon/go-metrics v0.4.1 // indirect
 	github.com/beorn7/perks v1.0.1 // indirect
 	github.com/cenkalti/backoff/v5 v5.0.3 // indirect
 	github.com/cespare/xxhash/v2 v2.3.0 // indirect
@@ -41,7 +52,7 @@ require (
 	github.com/hashicorp/go-msgpack v1.1.5 // indirect
 	github.com/hashicorp/go-multierror v1.1.1 // indirect
 	github.com/hashicorp/go-sockaddr v1.0.2 // indirect
-	github.com/hashicorp/golang-lru v0.5.4 // indirect
+	github.com/hashicorp/golang-lru v1.0.2 // indirect
 	github.com/hashicorp/memberlist v0.5.0 // indirect
 	github.com/imdario/mergo v0.3.5 // indirect
 	github.com/jackc/pgpassfile v1.0.0 // indirect
@@ -124,3 +135,7 @@ require (
 )
 
 replace governor.dev/governor/cmd => ../..
+
+// raft-boltdb/v2 v2.3.1 imports go-metrics/compat, which go-metrics v0.7.0
+// (raft v1.8.0's) dropped; v0.6.1 still has it. Here too, since it builds governord from the cmd module.
+replace github.com/hashicorp/go-metrics => github.com/hashicorp/go-metrics v0.6.1
