@@ -94,7 +94,8 @@ const maxMessageBytes = 1 << 20
 const compressMinBytes = 1024
 
 // New returns a server for opts.Store. The daemon wires the store's
-// Committed callback to Publish; WatchNode streams depend on it.
+// Committed callback to Publish; WatchNode streams depend on it. A cluster
+// member's backend (Replicated) feeds them itself.
 func New(opts Options) (*Server, error) {
 	if opts.Backend == nil && opts.Store != nil {
 		opts.Backend = Single(opts.Store)
@@ -127,6 +128,9 @@ func New(opts Options) (*Server, error) {
 		return nil, fmt.Errorf("%w: tracing: %w", ErrOptions, err)
 	}
 	s.hub = newHub(dump, s.log)
+	if f, ok := s.store.(feeding); ok {
+		f.feed(hubFeed{s})
+	}
 	s.handler = s.routes()
 	return s, nil
 }
