@@ -5,11 +5,16 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+	"time"
 
 	"connectrpc.com/connect"
 
 	governorv1 "governor.dev/governor/internal/gen/governor/v1"
 )
+
+// watchWait bounds each cluster watch test, so that a watch that hears
+// nothing fails it rather than hanging.
+const watchWait = 20 * time.Second
 
 // until receives from s until a message passes want, and says what came
 // instead if the stream ends first.
@@ -73,7 +78,7 @@ func (m *member) consume(ctx context.Context, tok string, job uint64, n int64) e
 func TestReplicatedWatchOnTheLeader(t *testing.T) {
 	ms := newMembers(t)
 	steady(t, ms, func(lead *member) (struct{}, error) {
-		ctx, cancel := context.WithCancel(context.Background())
+		ctx, cancel := context.WithTimeout(context.Background(), watchWait)
 		defer cancel()
 		w, err := watchJob(ctx, lead, "job")
 		if err != nil {
@@ -105,7 +110,7 @@ func TestReplicatedWatchOnTheLeader(t *testing.T) {
 func TestReplicatedWatchFollowerNamesTheLeader(t *testing.T) {
 	ms := newMembers(t)
 	steady(t, ms, func(lead *member) (struct{}, error) {
-		ctx, cancel := context.WithCancel(context.Background())
+		ctx, cancel := context.WithTimeout(context.Background(), watchWait)
 		defer cancel()
 		w, err := watchJob(ctx, lead, "job")
 		if err != nil {
@@ -139,7 +144,7 @@ func TestReplicatedWatchFollowerNamesTheLeader(t *testing.T) {
 // with the current state and hears what is applied after.
 func TestReplicatedWatchMovesWithTheLeader(t *testing.T) {
 	ms := newMembers(t)
-	ctx, cancel := context.WithCancel(context.Background())
+	ctx, cancel := context.WithTimeout(context.Background(), watchWait)
 	defer cancel()
 	w := steady(t, ms, func(lead *member) (watched, error) { return watchJob(ctx, lead, "job") })
 	tok, job, s := w.tok, w.job, w.s
