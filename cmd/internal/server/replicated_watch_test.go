@@ -178,3 +178,47 @@ func TestReplicatedWatchMovesWithTheLeader(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// A snapshot that replaces the leader's replica engine (raft's Restore
+// here, as an installed snapshot does on a follower) closes the watches,
+// and a session opened after it can watch: the server reads the replica's
+// engine of the moment, not the one it started with.
+func TestReplicatedWatchAfterASnapshotReplacedTheEngine(t *testing.T) {
+	ms := newMembers(t)
+	steady(t, ms, func(lead *member) (struct{}, error) {
+		ctx, cancel := context.WithTimeout(context.Background(), watchWait)
+		defer cancel()
+		before, err := watchJob(ctx, lead, "before")
+		if err != nil {
+			return struct{}{}, err
+		}
+		defer before.s.Close()
+		r := lead.node.Raft()
+		snap := r.Snapshot()
+		if err := snap.Error(); err != nil {
+			return struct{}{}, fmt.Errorf("take a snapshot: %w", err)
+		}
+		meta, rc, err := snap.Open()
+		if err != nil {
+			return struct{}{}, fmt.Errorf("take a snapshot: %w", err)
+		}
+		defer rc.Close()
+		if err := r.Restore(meta, rc, 0); err != nil {
+			return struct{}{}, fmt.Errorf("restore the snapshot: %w", err)
+		}
+		for before.s.Receive() {
+		}
+		if err := before.s.Err(); connect.CodeOf(err) != connect.CodeUnavailable {
+			return struct{}{}, fmt.Errorf("a watch open across the restore: %w; want it closed with Unavailable", err)
+		}
+		after, err := watchJob(ctx, lead, "after")
+		if err != nil {
+			return struct{}{}, fmt.Errorf("after the restore: %w", err)
+		}
+		defer after.s.Close()
+		if err := lead.consume(ctx, after.tok, after.job, 2); err != nil {
+			return struct{}{}, fmt.Errorf("consume after the restore: %w", err)
+		}
+		return struct{}{}, until(after.s, "2 tokens used", usedIs(2))
+	})
+}

@@ -35,11 +35,12 @@ func (s *Server) WatchNode(ctx context.Context, req *connect.Request[governorv1.
 	if err := s.room(ctx); err != nil {
 		return err
 	}
-	slot, err := s.eng.HoldWatch(&engine.Call{Session: p.session})
+	local := s.store.Local() // a replica's changes when a snapshot replaces it
+	slot, err := local.HoldWatch(&engine.Call{Session: p.session})
 	if err != nil {
 		return toConnect(err)
 	}
-	defer s.eng.FreeWatch(slot)
+	defer local.FreeWatch(slot)
 	lost, unobserve := s.observeLeading()
 	defer unobserve()
 	c := &engine.Call{Session: p.session}
