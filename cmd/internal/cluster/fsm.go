@@ -29,7 +29,8 @@ type FSM struct {
 	image    *engine.Image     // the last snapshot, kept up to date from captures
 	sums     map[uint64]uint64 // checksums taken, by log index, until compared
 	timeOf   func(c *Command, last int64) int64
-	applying uint64 // log index of the command being applied
+	applying uint64    // log index of the command being applied
+	feed     applyFeed // the engine's sink: hands applied events to a Fed (feed.go)
 
 	mu       sync.Mutex // guards the fields below
 	mismatch []Mismatch // checksums that differed from the leader's
@@ -48,7 +49,7 @@ var _ raft.FSM = (*FSM)(nil)
 // NewFSM returns an FSM over a new, empty engine.
 func NewFSM() *FSM {
 	f := &FSM{clock: new(stampClock), waiters: newWaiters(), sums: make(map[uint64]uint64), timeOf: stampedTime}
-	f.eng.Store(engine.New(engine.Options{Clock: f.clock}))
+	f.eng.Store(engine.New(engine.Options{Clock: f.clock, Sink: &f.feed}))
 	f.image = engine.NewImage(nil)
 	return f
 }
@@ -76,7 +77,8 @@ func (f *FSM) Mismatches() []Mismatch {
 // time due by the command's time (engine.Engine.Tick), which not every call
 // does (a call refused before it looks at the time does not): a read on the
 // leader between two commands then finds nothing due and changes nothing
-// its followers do not have.
+// its followers do not have. The command's events then go to the Fed set
+// with Feed, if any.
 func (f *FSM) Apply(l *raft.Log) any {
 	if l.Type != raft.LogCommand {
 		return nil
@@ -89,7 +91,9 @@ func (f *FSM) Apply(l *raft.Log) any {
 	f.clock.now.Store(f.last)
 	f.applying = l.Index
 	r := f.apply(l.Index, cmd)
-	f.Engine().Tick()
+	e := f.Engine()
+	e.Tick()
+	f.feed.handOver(e)
 	return r
 }
 

@@ -68,7 +68,8 @@ func (s *snapshot) Persist(sink raft.SnapshotSink) error {
 // Release does nothing: the image belongs to the FSM.
 func (s *snapshot) Release() {}
 
-// Restore replaces the engine with the one the snapshot describes.
+// Restore replaces the engine with the one the snapshot describes, and
+// gives it to the Fed, if any.
 func (f *FSM) Restore(rc io.ReadCloser) error {
 	defer rc.Close()
 	raw, err := io.ReadAll(rc)
@@ -88,7 +89,7 @@ func (f *FSM) Restore(rc io.ReadCloser) error {
 		return fmt.Errorf("decode replica snapshot: %w", err)
 	}
 	f.clock.now.Store(last)
-	e, err := engine.Restore(engine.Options{Clock: f.clock}, st)
+	e, err := engine.Restore(engine.Options{Clock: f.clock, Sink: &f.feed}, st)
 	if err != nil {
 		return fmt.Errorf("restore replica snapshot: %w", err)
 	}
@@ -100,6 +101,7 @@ func (f *FSM) Restore(rc io.ReadCloser) error {
 	f.mu.Unlock()
 	clear(f.sums)
 	f.eng.Store(e)
+	f.feed.load(e)
 	return nil
 }
 

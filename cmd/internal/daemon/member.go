@@ -24,9 +24,6 @@ import (
 	"governor.dev/governor/internal/gen/governor/v1/governorv1connect"
 )
 
-// msgNoWatch refuses WatchNode on a cluster member.
-const msgNoWatch = "A cluster member does not serve WatchNode yet (issue 16): poll GetNode instead."
-
 // seedEvery is how often a member looks whether it has become the leader
 // of a term it has not seeded yet.
 const seedEvery = 100 * time.Millisecond
@@ -173,8 +170,8 @@ func (m *member) close() error {
 // the server: a follower serves nothing from its replica. The leader's own
 // calls that lose the leadership midway are answered the same by the
 // server. Health checks and the dashboard's files are served on every
-// member. WatchNode is refused on every member: the replicas do not feed
-// the watch streams yet.
+// member. WatchNode too is served by the leader only: its streams end with
+// Unavailable once it stops leading.
 func (d *Daemon) gate(next http.Handler) http.Handler {
 	if d.member == nil {
 		return next
@@ -183,10 +180,6 @@ func (d *Daemon) gate(next http.Handler) http.Handler {
 	errs := connect.NewErrorWriter()
 	r := d.member.node.Raft()
 	return http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
-		if req.URL.Path == governorv1connect.GovernorServiceWatchNodeProcedure {
-			_ = errs.Write(w, req, connect.NewError(connect.CodeUnimplemented, errors.New(msgNoWatch)))
-			return
-		}
 		if strings.HasPrefix(req.URL.Path, prefix) && r.State() != raft.Leader {
 			_, id := r.LeaderWithID()
 			_ = errs.Write(w, req, server.NotLeader(d.member.api[id]))

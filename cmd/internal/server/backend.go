@@ -44,7 +44,8 @@ type Backend interface {
 	// Failed is closed once the record can take nothing more.
 	Failed() <-chan struct{}
 	// Local is this process's engine: the one watches and dumps read, and
-	// whose watch slots bound the open streams.
+	// whose watch slots bound the open streams. A cluster member's changes
+	// when a snapshot replaces its replica's engine.
 	Local() *engine.Engine
 }
 

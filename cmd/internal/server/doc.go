@@ -18,7 +18,9 @@
 //
 // WatchNode streams are fed by Publish with committed events only, through a
 // mirror of the tree's shape (ids, parents, names, states, creators) that the
-// server keeps from those events.
+// server keeps from those events. Over a cluster member (Replicated) the
+// replica feeds them with the events of each command it applies, and only
+// the leader serves them (leading.go).
 //
 // With Options.Tracing each call has an OpenTelemetry span that continues
 // the caller's trace and names the node, the decision and the waits for the
@@ -26,7 +28,8 @@
 // tracing interceptor and their tracing helpers allocate nothing.
 //
 // Goroutines: the server starts none. Handlers run on the HTTP server's
-// goroutines; Publish runs on the store's writer goroutine and never blocks
-// (a watcher that falls behind is closed). Close ends open streams and
+// goroutines; Publish runs on the store's writer goroutine (a member's
+// feed on raft's FSM goroutine) and never blocks (a watcher that falls
+// behind is closed). Close ends open streams and
 // waiting Acquires; it is idempotent.
 package server

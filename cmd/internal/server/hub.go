@@ -194,6 +194,18 @@ func (h *hub) publish(evs []*engine.Event, eng *engine.Engine) {
 	}
 }
 
+// reload replaces the mirror with the state of a dump and closes every
+// watcher, as a gap in the events does.
+func (h *hub) reload(dump *engine.Snapshot) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.resyncLocked(dump)
+	if h.advanced != nil {
+		close(h.advanced)
+		h.advanced = nil
+	}
+}
+
 func (h *hub) resyncLocked(dump *engine.Snapshot) {
 	lost := unavailable("This watch missed changes and was closed; watch again to get the current state.")
 	for _, ws := range h.bySession {

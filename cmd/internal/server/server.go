@@ -62,7 +62,6 @@ type TTLBounds struct {
 // concurrent use.
 type Server struct {
 	store   Backend
-	eng     *engine.Engine // the local engine, for watches and dumps
 	keys    func(string) (string, bool, bool)
 	tenants func(string) (engine.ID, bool)
 	ttl     TTLBounds
@@ -94,7 +93,8 @@ const maxMessageBytes = 1 << 20
 const compressMinBytes = 1024
 
 // New returns a server for opts.Store. The daemon wires the store's
-// Committed callback to Publish; WatchNode streams depend on it.
+// Committed callback to Publish; WatchNode streams depend on it. A cluster
+// member's backend (Replicated) feeds them itself.
 func New(opts Options) (*Server, error) {
 	if opts.Backend == nil && opts.Store != nil {
 		opts.Backend = Single(opts.Store)
@@ -116,10 +116,10 @@ func New(opts Options) (*Server, error) {
 		opts.Logger = slog.Default()
 	}
 	s := &Server{
-		store: opts.Backend, eng: opts.Backend.Local(), keys: opts.Keys, tenants: opts.Tenants,
+		store: opts.Backend, keys: opts.Keys, tenants: opts.Tenants,
 		ttl: ttl, log: opts.Logger, observe: opts.Observe, reflect: opts.Reflect, closing: make(chan struct{}),
 	}
-	dump := s.eng.Dump()
+	dump := s.store.Local().Dump()
 	if err := s.store.Wait(context.Background(), dump.Seq); err != nil {
 		return nil, fmt.Errorf("wait for the record to reach event %d: %w", dump.Seq, err)
 	}
@@ -127,6 +127,9 @@ func New(opts Options) (*Server, error) {
 		return nil, fmt.Errorf("%w: tracing: %w", ErrOptions, err)
 	}
 	s.hub = newHub(dump, s.log)
+	if f, ok := s.store.(feeding); ok {
+		f.feed(hubFeed{s})
+	}
 	s.handler = s.routes()
 	return s, nil
 }
@@ -172,7 +175,7 @@ func (s *Server) Handler() http.Handler { return s.handler }
 // Publish hands the server events that are on record, in order, as the
 // store's Committed callback does. It feeds WatchNode streams and never
 // blocks: a watcher too far behind is closed with Unavailable.
-func (s *Server) Publish(evs []*engine.Event) { s.hub.publish(evs, s.eng) }
+func (s *Server) Publish(evs []*engine.Event) { s.hub.publish(evs, s.store.Local()) }
 
 // Close ends open WatchNode streams and waiting Acquires with Unavailable,
 // and makes every later call Unavailable. It may be called more than once.

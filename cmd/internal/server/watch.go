@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"connectrpc.com/connect"
+	"github.com/hashicorp/raft"
 
 	"governor.dev/governor/cmd/internal/engine"
 	governorv1 "governor.dev/governor/internal/gen/governor/v1"
@@ -13,7 +14,9 @@ import (
 // WatchNode streams the committed state changes of a node, of its subtree,
 // or of every node the caller's session created. It starts with the current
 // state and ends after the watched node ends (or, for created_by_session,
-// when the session ends).
+// when the session ends). On a cluster member it is served by the leader
+// only, and ends with Unavailable once the member stops leading: the new
+// leader has the same state, where the watch starts again.
 func (s *Server) WatchNode(ctx context.Context, req *connect.Request[governorv1.WatchNodeRequest], stream *connect.ServerStream[governorv1.WatchNodeResponse]) error {
 	p, err := s.session(ctx, req.Header())
 	if err != nil {
@@ -32,11 +35,14 @@ func (s *Server) WatchNode(ctx context.Context, req *connect.Request[governorv1.
 	if err := s.room(ctx); err != nil {
 		return err
 	}
-	slot, err := s.eng.HoldWatch(&engine.Call{Session: p.session})
+	local := s.store.Local() // a replica's changes when a snapshot replaces it
+	slot, err := local.HoldWatch(&engine.Call{Session: p.session})
 	if err != nil {
 		return toConnect(err)
 	}
-	defer s.eng.FreeWatch(slot)
+	defer local.FreeWatch(slot)
+	lost, unobserve := s.observeLeading()
+	defer unobserve()
 	c := &engine.Call{Session: p.session}
 	inf, _, _, err := s.store.Describe(c, engine.ID(m.NodeId), nil)
 	if err := s.settle(ctx, c.Seq, err); err != nil {
@@ -56,13 +62,14 @@ func (s *Server) WatchNode(ctx context.Context, req *connect.Request[governorv1.
 			return err
 		}
 	}
-	return s.follow(ctx, w, stream)
+	return s.follow(ctx, w, stream, lost)
 }
 
 // follow sends a watcher's notes until its last, until the hub closes it,
-// or until the caller or the server stops. A usage watcher's changes of use
+// until the caller or the server stops, or until this member stops leading
+// its cluster (lost; nil outside a cluster). A usage watcher's changes of use
 // are sent in batches at most every usageEvery.
-func (s *Server) follow(ctx context.Context, w *watcher, stream *connect.ServerStream[governorv1.WatchNodeResponse]) error {
+func (s *Server) follow(ctx context.Context, w *watcher, stream *connect.ServerStream[governorv1.WatchNodeResponse], lost <-chan raft.Observation) error {
 	poke := w.poke
 	var pause <-chan time.Time
 	for {
@@ -84,6 +91,8 @@ func (s *Server) follow(ctx context.Context, w *watcher, stream *connect.ServerS
 			return toConnect(ctx.Err())
 		case <-s.closing:
 			return unavailable(msgStopping)
+		case <-lost:
+			return unavailable(msgLeaderLost)
 		}
 	}
 }
