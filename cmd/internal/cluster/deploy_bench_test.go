@@ -1,0 +1,57 @@
+package cluster
+
+import (
+	"fmt"
+	"io"
+	"testing"
+	"time"
+
+	"github.com/hashicorp/raft"
+)
+
+// deployment is one way to run the benchmarks' three members.
+type deployment struct {
+	name string
+	open func(tb testing.TB, rc *raft.Config) *testCluster
+}
+
+// deployments are the members as the tests run them (in-memory log and
+// transport, nothing on disk) and as governord runs them (bolt log in a
+// data directory, synced on every append, and raft's TCP transport on
+// loopback). The speed targets are judged by the second.
+var deployments = []deployment{
+	{"mem", func(tb testing.TB, rc *raft.Config) *testCluster {
+		return newCluster(tb, 3, func(c *Config) { c.Raft = rc })
+	}},
+	{"disk+tcp", func(tb testing.TB, rc *raft.Config) *testCluster { return newTCPCluster(tb, 3, rc) }},
+}
+
+// newTCPCluster starts n members that bootstrap together over raft's TCP
+// transport on 127.0.0.1 ports the system chose, each with its log in a
+// data directory of its own, with raft config rc (nil is raft's default,
+// as governord runs it). Its trans is nil: kill shuts a member down.
+func newTCPCluster(tb testing.TB, n int, rc *raft.Config) *testCluster {
+	tb.Helper()
+	tc := &testCluster{t: tb, api: make(map[raft.ServerID]string)}
+	var trans []*raft.NetworkTransport
+	var servers []raft.Server
+	for i := range n {
+		tr, err := raft.NewTCPTransport("127.0.0.1:0", nil, 3, 10*time.Second, io.Discard)
+		if err != nil {
+			tb.Fatal(err)
+		}
+		trans = append(trans, tr)
+		servers = append(servers, raft.Server{ID: serverID(i), Address: tr.LocalAddr()})
+		tc.api[serverID(i)] = fmt.Sprint(tr.LocalAddr())
+	}
+	tb.Cleanup(tc.shutdown)
+	for i, tr := range trans {
+		n, err := Open(Config{ID: serverID(i), Transport: tr, Dir: tb.TempDir(), Raft: rc, Bootstrap: servers,
+			ReapEvery: time.Hour, API: tc.api})
+		if err != nil {
+			tb.Fatal(err)
+		}
+		tc.nodes = append(tc.nodes, n)
+	}
+	return tc
+}
