@@ -27,12 +27,17 @@ func on[T any](ctx context.Context, t *nodeTarget, f func(n *Node) (T, error)) (
 		t.at.CompareAndSwap(at, uint64(i))
 	} else {
 		t.at.CompareAndSwap(at, (at+1)%uint64(len(t.c.nodes)))
-		select {
-		case <-time.After(5 * time.Millisecond):
-		case <-ctx.Done():
-		}
+		pause(ctx)
 	}
 	return v, fmt.Errorf("%w: %w", err, linz.ErrNotApplied)
+}
+
+// pause waits a moment, or until ctx ends.
+func pause(ctx context.Context) {
+	select {
+	case <-time.After(5 * time.Millisecond):
+	case <-ctx.Done():
+	}
 }
 
 // index returns the index of the member whose API address is api, or -1.
@@ -83,9 +88,11 @@ func (t *nodeTarget) Read(ctx context.Context, key string) (int64, error) {
 func (t *nodeTarget) describe(ctx context.Context) (engine.NodeInfo, error) {
 	var info engine.NodeInfo
 	var err error
-	if t.read == anyRead {
-		info, _, _, err = t.replica().Describe(&engine.Call{}, t.c.quota, nil)
+	if e := t.replica(ctx); e != nil {
+		info, _, _, err = e.Describe(&engine.Call{}, t.c.quota, nil)
 		return info, replicaErr(err)
+	} else if t.read != leaderRead {
+		return info, fmt.Errorf("no leader: %w", linz.ErrNotApplied)
 	} else {
 		info, err = on(ctx, t, func(m *Node) (engine.NodeInfo, error) {
 			info, _, _, err := m.Describe(&engine.Call{}, t.c.quota, nil)
@@ -105,9 +112,20 @@ func replicaErr(err error) error {
 	return nil
 }
 
-// replica returns the engine of the next member in turn.
-func (t *nodeTarget) replica() *engine.Engine {
-	return t.c.nodes[t.turn.Add(1)%uint64(len(t.c.nodes))].FSM().Engine()
+// replica returns the engine a broken read path reads as it stands: the
+// next member's in turn for anyRead, the leader's for leaderAsIs (nil,
+// after a short pause, when none leads). It is nil for leaderRead.
+func (t *nodeTarget) replica(ctx context.Context) *engine.Engine {
+	switch t.read {
+	case anyRead:
+		return t.c.nodes[t.turn.Add(1)%uint64(len(t.c.nodes))].FSM().Engine()
+	case leaderAsIs:
+		if l := t.c.leader(); l >= 0 {
+			return t.c.nodes[l].FSM().Engine()
+		}
+		pause(ctx)
+	}
+	return nil
 }
 
 // Acquire asks for a lease without waiting: the run's tenant has no free
@@ -152,11 +170,13 @@ func (t *nodeTarget) Validate(ctx context.Context, id string) (bool, error) {
 	if err != nil {
 		return false, err
 	}
-	if t.read == anyRead {
-		_, err = t.replica().Validate(t.call(""), lid)
+	if e := t.replica(ctx); e != nil {
+		_, err = e.Validate(t.call(""), lid)
 		if !isLeaseError(err) {
 			err = replicaErr(err)
 		}
+	} else if t.read != leaderRead {
+		return false, fmt.Errorf("no leader: %w", linz.ErrNotApplied)
 	} else {
 		_, err = on(ctx, t, func(m *Node) (engine.LeaseInfo, error) { return m.Validate(t.call(""), lid) })
 	}
