@@ -310,17 +310,26 @@ func (c *faultCluster) drive(target linz.Target, cl clients, seed uint64, d time
 // The quota history is linearizable under Idempotent and the lease history
 // under LeasePool. With GOVERNOR_LINZ_LONG=1 it checks 50 histories of 8 s.
 func TestLinearizableUnderFaults(t *testing.T) {
-	histories, d := 1, 6500*time.Millisecond
+	checkHistories(t, 21, clients{6, 1}, 6500*time.Millisecond, (*faultCluster).schedule)
+}
+
+// TestLinearizableThroughFailovers is TestCatchesReadsWithoutBarrier's
+// schedule on the real read path: six slow failovers, clients that only
+// read reading through them, and every history linearizable.
+func TestLinearizableThroughFailovers(t *testing.T) {
+	checkHistories(t, 31, clients{8, 2}, 9*time.Second, func(c *faultCluster) []linz.Fault { return c.failovers(6) })
+}
+
+// checkHistories checks one history of d, or with GOVERNOR_LINZ_LONG=1
+// linzLongHistories of linzLongRun, the schedule repeated to fill it.
+func checkHistories(t *testing.T, seed uint64, cl clients, d time.Duration, schedule func(*faultCluster) []linz.Fault) {
+	histories := 1
 	if os.Getenv(linzLongEnv) == "1" {
-		histories, d = linzLongHistories, linzLongRun
+		histories, d = linzLongHistories, max(d, linzLongRun)
 	}
-	for i := range histories {
-		c := newFaultCluster(t, 21+uint64(i), linzCap)
-		faults := c.schedule()
-		if d > 7*time.Second {
-			faults = append(faults, c.isolateLeader(100*time.Millisecond), c.heal(700*time.Millisecond))
-		}
-		h := c.drive(&nodeTarget{c: c, read: leaderRead}, clients{6, 1}, uint64(i)+1, d, faults)
+	for i := range uint64(histories) {
+		c := newFaultCluster(t, seed+i, linzCap)
+		h := c.drive(&nodeTarget{c: c, read: leaderRead}, cl, i+1, d, append(schedule(c), schedule(c)...))
 		c.stop()
 		if !linz.Check(t, linz.Idempotent(linzCap), h.Quota, linzCheckTime) ||
 			!linz.Check(t, linz.LeasePool(linzPool), h.Leases, linzCheckTime) {
