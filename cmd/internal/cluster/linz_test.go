@@ -139,6 +139,8 @@ func noQueue(n *Node, session, tenant engine.ID) error {
 	return n.SetBounds(engine.BoundsConfig{Default: engine.DefaultBounds(), PerTenant: map[engine.ID]engine.Bounds{tenant: one}})
 }
 
+// stop shuts the members down and lets go of them, so that the cleanups
+// of a long run's clusters hold no member's log.
 func (c *faultCluster) stop() {
 	for i, n := range c.nodes {
 		if err := n.Shutdown(); err != nil {
@@ -146,6 +148,7 @@ func (c *faultCluster) stop() {
 		}
 		_ = c.trans[i].Close()
 	}
+	c.nodes, c.trans = nil, nil
 }
 
 // leader returns the index of a member that leads now, or -1.
