@@ -27,30 +27,15 @@ func (r *reader) fail(format string, args ...any) {
 
 // fields calls f with each field of msg, in order, and skips groups.
 func (r *reader) fields(msg []byte, f func(fl field)) {
-	for len(msg) > 0 && r.err == nil {
-		num, typ, n := protowire.ConsumeTag(msg)
-		if n < 0 {
-			r.fail("bad field tag: %v", protowire.ParseError(n))
-			return
-		}
-		msg = msg[n:]
-		fl := field{num: num, typ: typ}
-		switch typ {
-		case protowire.VarintType:
-			fl.u, n = protowire.ConsumeVarint(msg)
-		case protowire.Fixed64Type:
-			fl.u, n = protowire.ConsumeFixed64(msg)
-		case protowire.BytesType:
-			fl.b, n = protowire.ConsumeBytes(msg)
-		default:
-			n = protowire.ConsumeFieldValue(num, typ, msg)
-		}
-		if n < 0 {
-			r.fail("bad field %d: %v", num, protowire.ParseError(n))
-			return
-		}
-		msg = msg[n:]
-		f(fl)
+	if r.err != nil {
+		return
+	}
+	err := engine.WalkFields(msg, func(num protowire.Number, typ protowire.Type, u uint64, b []byte) bool {
+		f(field{num: num, typ: typ, u: u, b: b})
+		return r.err == nil
+	})
+	if err != nil {
+		r.fail("%v", err)
 	}
 }
 

@@ -150,30 +150,15 @@ func (d *dec) fail(format string, args ...any) {
 
 // fields calls f with each field of msg, in order.
 func (d *dec) fields(msg []byte, f func(fl field)) {
-	for len(msg) > 0 && d.err == nil {
-		num, typ, n := protowire.ConsumeTag(msg)
-		if n < 0 {
-			d.fail("bad field tag: %v", protowire.ParseError(n))
-			return
-		}
-		msg = msg[n:]
-		fl := field{num: num, typ: typ}
-		switch typ {
-		case protowire.VarintType:
-			fl.u, n = protowire.ConsumeVarint(msg)
-		case protowire.Fixed64Type:
-			fl.u, n = protowire.ConsumeFixed64(msg)
-		case protowire.BytesType:
-			fl.b, n = protowire.ConsumeBytes(msg)
-		default:
-			n = protowire.ConsumeFieldValue(num, typ, msg)
-		}
-		if n < 0 {
-			d.fail("bad field %d: %v", num, protowire.ParseError(n))
-			return
-		}
-		msg = msg[n:]
-		f(fl)
+	if d.err != nil {
+		return
+	}
+	err := WalkFields(msg, func(num protowire.Number, typ protowire.Type, u uint64, b []byte) bool {
+		f(field{num: num, typ: typ, u: u, b: b})
+		return d.err == nil
+	})
+	if err != nil {
+		d.fail("%v", err)
 	}
 }
 

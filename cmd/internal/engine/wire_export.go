@@ -1,5 +1,11 @@
 package engine
 
+import (
+	"fmt"
+
+	"google.golang.org/protobuf/encoding/protowire"
+)
+
 // The binary form of the parts a call carries, for a package that records
 // calls rather than events (the replicated log): the same messages and field
 // numbers as in events and snapshots. Each Decode refuses what it cannot
@@ -59,4 +65,41 @@ func decodePart[T any](msg []byte, what string, read func(*dec, []byte) T) (T, e
 		return zero, d.err
 	}
 	return v, nil
+}
+
+// WalkFields calls f with each field of msg, in order: its number, its wire
+// type, the value of a varint or fixed64 field in u, the body of a bytes
+// field in b (groups and fixed32 fields are skipped over, with neither). It
+// stops when f returns false, and refuses a tag or a value it cannot read
+// with an error naming it.
+func WalkFields(msg []byte, f func(num protowire.Number, typ protowire.Type, u uint64, b []byte) bool) error {
+	for len(msg) > 0 {
+		num, typ, n := protowire.ConsumeTag(msg)
+		if n < 0 {
+			return fmt.Errorf("bad field tag: %v", protowire.ParseError(n))
+		}
+		msg = msg[n:]
+		var (
+			u uint64
+			b []byte
+		)
+		switch typ {
+		case protowire.VarintType:
+			u, n = protowire.ConsumeVarint(msg)
+		case protowire.Fixed64Type:
+			u, n = protowire.ConsumeFixed64(msg)
+		case protowire.BytesType:
+			b, n = protowire.ConsumeBytes(msg)
+		default:
+			n = protowire.ConsumeFieldValue(num, typ, msg)
+		}
+		if n < 0 {
+			return fmt.Errorf("bad field %d: %v", num, protowire.ParseError(n))
+		}
+		msg = msg[n:]
+		if !f(num, typ, u, b) {
+			return nil
+		}
+	}
+	return nil
 }
