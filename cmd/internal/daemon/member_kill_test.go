@@ -45,7 +45,7 @@ func TestLeaderKilledRepeatedlyLosesNothing(t *testing.T) {
 	if os.Getenv(killLongEnv) == "1" {
 		kills = killsLong
 	}
-	pc := startProcCluster(t)
+	pc := startProcCluster(t, "")
 	l := runKillLoad(t, pc, kills)
 	checkCharges(t, l)
 	checkGrants(t, l)
@@ -71,6 +71,7 @@ func runKillLoad(t *testing.T, pc *procCluster, kills int) *killLoad {
 	}
 	var stop atomic.Bool
 	var wg sync.WaitGroup
+	defer func() { stop.Store(true); wg.Wait() }() // on a failure too: no caller outlives the test
 	for i := range killCallers {
 		c := &caller{name: fmt.Sprintf("c%d", i), task: i % killClients, ctx: kl.ctxs[i%killClients],
 			rng: rand.New(rand.NewPCG(uint64(i), 7)), ledger: kl.ledger, stop: &stop, keeps: i < killClients}
@@ -81,7 +82,6 @@ func runKillLoad(t *testing.T, pc *procCluster, kills int) *killLoad {
 		kl.ledger.waitProgress(50, 5, fmt.Sprintf("before kill %d", k+1))
 		lead := pc.leader(ctx)
 		if lead < 0 {
-			stop.Store(true)
 			t.Fatalf("kill %d: no member answers as the leader", k+1)
 		}
 		start := time.Now()
@@ -89,7 +89,6 @@ func runKillLoad(t *testing.T, pc *procCluster, kills int) *killLoad {
 		kl.ledger.waitProgress(50, 5, fmt.Sprintf("after kill %d, of member %d", k+1, lead))
 		resumed := time.Since(start)
 		if err := pc.start(lead); err != nil {
-			stop.Store(true)
 			t.Fatal(err)
 		}
 		t.Logf("kill %d, of member %d: progress again after %v, restarted after %v", k+1, lead, resumed.Round(time.Millisecond), time.Since(start).Round(time.Millisecond))

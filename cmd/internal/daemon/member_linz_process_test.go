@@ -10,6 +10,7 @@ import (
 
 	"github.com/anishathalye/porcupine"
 
+	"governor.dev/governor"
 	"governor.dev/governor/cmd/internal/linz"
 )
 
@@ -48,7 +49,8 @@ func TestLinearizableAcrossKilledAndPausedProcesses(t *testing.T) {
 	if os.Getenv(procLinzLongEnv) == "1" {
 		histories, d = procLinzLongHistories, procLinzLongRun
 	}
-	pc := startProcCluster(t)
+	pc := startProcCluster(t, "bounds: {queued_acquires: 1}\n")
+	fillQueue(t, pc)
 	for i := range histories {
 		seed := uint64(i + 1)
 		target := newSDKTarget(t, pc, fmt.Sprintf("linz-%d", i), procLinzKeys, procLinzCap, procLinzPool)
@@ -73,6 +75,7 @@ func TestLinearizableAcrossKilledAndPausedProcesses(t *testing.T) {
 			!linz.Check(t, linz.LeasePool(procLinzPool), h.Leases, procLinzCheckTime) {
 			t.Fatalf("history %d of %d is not linearizable", i+1, histories)
 		}
+		_ = target.c.Close() // its session lapses if the close is lost; the next history dials anew
 	}
 }
 
@@ -135,4 +138,43 @@ func (pc *procCluster) fault(t *testing.T, after time.Duration, leader, kill boo
 		}
 		return pc.pause(i)
 	}}
+}
+
+// fillQueue takes the one place the tenant has in the acquire queue
+// (bounds.queued_acquires: 1) with an acquire that waits behind a lease of
+// another class, which nobody releases, and takes it again whenever it is
+// freed, until the test ends. An acquire of the histories that does not
+// fit is then refused at once with the bound, a denial: a NoWait acquire
+// otherwise queues a waiter and withdraws it, and a release between the
+// two grants the waiter a lease that its withdrawal gives back, a hold no
+// client saw, which LeasePool cannot express.
+func fillQueue(t *testing.T, pc *procCluster) {
+	t.Helper()
+	c := pc.dial(t)
+	ctx, gate := newTask(t, c, governor.Spec{Name: "gate", Limits: map[string]int64{"gate": 1}})
+	held, err := governor.Acquire(ctx, "gate")
+	if err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for ctx.Err() == nil {
+			if _, err := governor.Acquire(ctx, "gate"); err == nil {
+				t.Errorf("a second lease of gate, whose limit is 1, was granted while lease %d is held", held.ID)
+				return
+			}
+			time.Sleep(100 * time.Millisecond)
+		}
+	}()
+	t.Cleanup(func() { <-done })
+	for deadline := time.Now().Add(time.Minute); ; time.Sleep(20 * time.Millisecond) {
+		n, err := c.Describe(ctx, gate.ID())
+		if err == nil && n.Classes["gate"].Waiting == 1 {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the acquire that fills the queue does not wait after a minute: %+v, %v", n.Classes, err)
+		}
+	}
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
 	"strings"
 	"sync"
 	"syscall"
@@ -32,12 +33,17 @@ type procCluster struct {
 	dead   []bool          // killed and not restarted
 }
 
-// startProcCluster starts three members and waits until each serves and
-// one leads.
-func startProcCluster(t *testing.T) *procCluster {
+// startProcCluster starts three members, each with extra added to its
+// configuration file, and waits until each serves and one leads.
+func startProcCluster(t *testing.T, extra string) *procCluster {
 	t.Helper()
 	pc := &procCluster{t: t, bin: governordBinary(t), dir: t.TempDir()}
 	pc.files, pc.apis = clusterFiles(t, pc.dir, 3)
+	for _, f := range pc.files {
+		yaml, err := os.ReadFile(f)
+		must(t, err)
+		must(t, os.WriteFile(f, append(yaml, extra...), 0o600))
+	}
 	pc.procs, pc.paused, pc.dead = make([]*testbin.Proc, 3), make([]bool, 3), make([]bool, 3)
 	for i := range pc.files {
 		if _, err := pc.launch(i); err != nil {
