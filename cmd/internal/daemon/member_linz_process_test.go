@@ -41,9 +41,10 @@ const (
 // Three governord processes, and SDK clients calling them while a
 // schedule kills members with SIGKILL and pauses them with SIGSTOP, the
 // leader or a follower, at random times, restarting or resuming each
-// before the next fault. Each history, settled by linz.Resolve (unknown consumes repeated
-// with their request ids, then a final read of every key), is
-// linearizable under Idempotent, and its lease calls under LeasePool.
+// before the next fault. Each history, settled by linz.Resolve (unknown
+// consumes repeated with their request ids, then a final read of every
+// key), is linearizable under Idempotent, and its lease calls under
+// LeasePool.
 func TestLinearizableAcrossKilledAndPausedProcesses(t *testing.T) {
 	histories, d := procLinzHistories, procLinzRun
 	if os.Getenv(procLinzLongEnv) == "1" {
