@@ -5,13 +5,11 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"path/filepath"
 	"sync"
 	"time"
 
 	"github.com/hashicorp/go-hclog"
 	"github.com/hashicorp/raft"
-	raftboltdb "github.com/hashicorp/raft-boltdb/v2"
 
 	"governor.dev/governor/cmd/internal/engine"
 )
@@ -70,7 +68,7 @@ func Open(cfg Config) (*Node, error) {
 		return nil, errors.New("open cluster member: the config needs an id and a transport")
 	}
 	cfg = withDefaults(cfg)
-	rc := raft.DefaultConfig()
+	rc := DefaultRaftConfig()
 	if cfg.Raft != nil {
 		c := *cfg.Raft
 		rc = &c
@@ -121,17 +119,12 @@ func (n *Node) stores() (raft.LogStore, raft.StableStore, raft.SnapshotStore, er
 	if err := os.MkdirAll(n.cfg.Dir, 0o700); err != nil {
 		return nil, nil, nil, fmt.Errorf("create cluster data directory: %w", err)
 	}
-	bolt, err := raftboltdb.New(raftboltdb.Options{Path: filepath.Join(n.cfg.Dir, "raft.db")})
+	logs, bolt, snaps, err := openDiskStores(n.cfg.Dir)
 	if err != nil {
-		return nil, nil, nil, fmt.Errorf("open raft log store: %w", err)
-	}
-	snaps, err := raft.NewFileSnapshotStore(n.cfg.Dir, 2, io.Discard)
-	if err != nil {
-		_ = bolt.Close()
-		return nil, nil, nil, fmt.Errorf("open raft snapshot store: %w", err)
+		return nil, nil, nil, err
 	}
 	n.store = bolt
-	return bolt, bolt, snaps, nil
+	return logs, bolt, snaps, nil
 }
 
 func bootstrap(cfg Config, rc *raft.Config, logs raft.LogStore, stable raft.StableStore, snaps raft.SnapshotStore) error {
