@@ -11,13 +11,13 @@ import (
 
 // DefaultRaftConfig is the raft config a member runs with when Config.Raft
 // is nil (governord's): raft's default, but the leader takes up to 1,024
-// waiting commands into one append (one log write, one fsync, one message
-// to each follower) instead of 64, and calls queue for it in a buffer of
-// that size instead of handing over one at a time.
+// waiting commands into one append (one log write and fsync, one message
+// to each follower) instead of 64. raft's apply channel stays unbuffered
+// (BatchApplyCh off): a command buffered there when raft shuts down is
+// never answered, while one waiting to enter it fails.
 func DefaultRaftConfig() *raft.Config {
 	rc := raft.DefaultConfig()
 	rc.MaxAppendEntries = 1024
-	rc.BatchApplyCh = true
 	return rc
 }
 
