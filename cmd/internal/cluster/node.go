@@ -52,9 +52,10 @@ type Node struct {
 	raft  *raft.Raft
 	store io.Closer // the bolt store, nil in memory
 
-	reads reads
-	beats beats
-	grace grace
+	reads   reads
+	beats   beats
+	grace   grace
+	batches batches
 
 	stop chan struct{}
 	done sync.WaitGroup
@@ -187,6 +188,9 @@ func (n *Node) apply(c *engine.Call, cmd *Command) (*Result, uint64, error) {
 	if err := n.graceOnce(); err != nil {
 		return nil, 0, err
 	}
+	if batchable(cmd.Op) {
+		return n.join(c, cmd)
+	}
 	return n.submit(c, cmd)
 }
 
@@ -195,17 +199,22 @@ func (n *Node) submit(c *engine.Call, cmd *Command) (*Result, uint64, error) {
 	cmd.Now = n.cfg.Wall().UnixNano()
 	f := n.raft.Apply(cmd.Encode(), n.cfg.ApplyTimeout)
 	if err := f.Error(); err != nil {
-		switch {
-		case errors.Is(err, raft.ErrNotLeader), errors.Is(err, raft.ErrLeadershipTransferInProgress):
-			return nil, 0, n.notLeader()
-		case errors.Is(err, raft.ErrEnqueueTimeout):
-			return nil, 0, fmt.Errorf("the cluster's leader is too busy to take the call; retry it: %w", err)
-		}
-		return nil, 0, fmt.Errorf("%w: %w", ErrUnknownOutcome, err)
+		return nil, 0, n.applyFailed(err)
 	}
 	r := f.Response().(*Result)
 	if c != nil {
 		c.Seq = r.Seq
 	}
 	return r, f.Index(), r.Err
+}
+
+// applyFailed is what a call answers when raft failed its command with err.
+func (n *Node) applyFailed(err error) error {
+	switch {
+	case errors.Is(err, raft.ErrNotLeader), errors.Is(err, raft.ErrLeadershipTransferInProgress):
+		return n.notLeader()
+	case errors.Is(err, raft.ErrEnqueueTimeout):
+		return fmt.Errorf("the cluster's leader is too busy to take the call; retry it: %w", err)
+	}
+	return fmt.Errorf("%w: %w", ErrUnknownOutcome, err)
 }
