@@ -24,7 +24,7 @@ type Config struct {
 	// Dir holds the log and stable store (raft.db) and the snapshots; empty
 	// keeps them in memory, for tests.
 	Dir string
-	// Raft tunes raft; nil is raft.DefaultConfig(). LocalID is set from ID.
+	// Raft tunes raft; nil is DefaultRaftConfig(). LocalID is set from ID.
 	Raft *raft.Config
 	// Bootstrap lists the members of a new cluster. A node with state on
 	// disk ignores it; nil waits to be added by the leader.
