@@ -38,6 +38,7 @@ const (
 	fRenew
 	fWaiter
 	fSum
+	fBatch
 )
 
 type writer struct{ b []byte }
@@ -96,6 +97,9 @@ func (c *Command) Encode() []byte {
 	if c.Sum != 0 {
 		w.b = protowire.AppendTag(w.b, fSum, protowire.Fixed64Type)
 		w.b = protowire.AppendFixed64(w.b, c.Sum)
+	}
+	for _, sub := range c.Batch {
+		w.msg(fBatch, func([]byte) []byte { return sub.Encode() })
 	}
 	return w.b
 }

@@ -26,7 +26,7 @@ func sampleCommands() map[Op]*Command {
 		f(&c)
 		return &c
 	}
-	return map[Op]*Command{
+	samples := map[Op]*Command{
 		OpCreate:  with(OpCreate, func(c *Command) { c.Spec = spec }),
 		OpEnsure:  with(OpEnsure, func(c *Command) { c.Spec = spec; c.Charge = &engine.Charge{Resource: "tokens", Amount: 4} }),
 		OpConsume: with(OpConsume, func(c *Command) { c.Name = "tokens"; c.Amount = -3 }),
@@ -67,6 +67,10 @@ func sampleCommands() map[Op]*Command {
 		OpCompare:  with(OpCompare, func(c *Command) { c.Waiter, c.Sum = 41, 0xdeadbeefcafef00d }),
 		OpRevive:   with(OpRevive, func(*Command) {}),
 	}
+	samples[OpBatch] = with(OpBatch, func(c *Command) {
+		c.Batch = []*Command{samples[OpConsume], samples[OpConsumeWith], samples[OpConsumeKeyed]}
+	})
+	return samples
 }
 
 func TestEveryCommandRoundTrips(t *testing.T) {
@@ -107,12 +111,15 @@ func TestSetPointersRoundTripAsSet(t *testing.T) {
 func TestDecodeRefusesBadCommands(t *testing.T) {
 	good := sampleCommands()[OpHeartbeat].Encode()
 	for name, data := range map[string][]byte{
-		"empty":          nil,
-		"unknown op":     (&Command{Op: opEnd}).Encode(),
-		"truncated":      good[:len(good)-1],
-		"wrong type":     {byte(fOp<<3 | 2), 1, 0},
-		"short token":    append((&Command{Op: OpOpenSession}).Encode(), byte(fToken<<3|2), 1, 7),
-		"bounds too few": append((&Command{Op: OpSetBounds}).Encode(), byte(fBounds<<3|2), 3, 1<<3|2, 1, 5),
+		"empty":              nil,
+		"unknown op":         (&Command{Op: opEnd}).Encode(),
+		"truncated":          good[:len(good)-1],
+		"wrong type":         {byte(fOp<<3 | 2), 1, 0},
+		"short token":        append((&Command{Op: OpOpenSession}).Encode(), byte(fToken<<3|2), 1, 7),
+		"bounds too few":     append((&Command{Op: OpSetBounds}).Encode(), byte(fBounds<<3|2), 3, 1<<3|2, 1, 5),
+		"acquire in a batch": (&Command{Op: OpBatch, Batch: []*Command{{Op: OpAcquire, Target: 3}}}).Encode(),
+		"batch in a batch":   (&Command{Op: OpBatch, Batch: []*Command{{Op: OpBatch}}}).Encode(),
+		"corrupt in a batch": (&Command{Op: OpBatch, Batch: []*Command{{Op: opEnd}}}).Encode(),
 	} {
 		if _, err := DecodeCommand(data); !errors.Is(err, ErrCorruptCommand) {
 			t.Errorf("%s: got %v, want ErrCorruptCommand", name, err)

@@ -44,12 +44,17 @@ const (
 	// (engine.Engine.Revive): a new leader's grace for the heartbeats that
 	// could not arrive while there was none.
 	OpRevive
+	// OpBatch applies the commands in Batch in order, each as if it were an
+	// entry of its own at this log index: the leader puts the consumes that
+	// arrive together into one entry. Only consumes may be in a batch
+	// (batchable), since nothing they do depends on their log index.
+	OpBatch
 	opEnd
 )
 
 var opNames = [opEnd]string{"", "create", "ensure", "consume", "consume_with", "consume_keyed", "cancel", "close",
 	"acquire", "release", "abandon", "open_session", "heartbeat", "close_session", "set_quota", "set_limit",
-	"adjust_limit", "set_defaults", "set_rate", "reset_rate", "configure", "set_bounds", "reap", "checksum", "compare", "revive"}
+	"adjust_limit", "set_defaults", "set_rate", "reset_rate", "configure", "set_bounds", "reap", "checksum", "compare", "revive", "batch"}
 
 func (o Op) String() string {
 	if o > 0 && o < opEnd {
@@ -89,6 +94,13 @@ type Command struct {
 	Renew  []engine.ID // Heartbeat: the sessions renewed, in one batch
 	Waiter uint64      // Abandon: log index of the Acquire that queued; Compare: of the Checksum
 	Sum    uint64      // Compare: the leader's checksum
+
+	Batch []*Command // Batch: the commands, each batchable
+}
+
+// batchable reports whether a command of op may be in an OpBatch.
+func batchable(op Op) bool {
+	return op == OpConsume || op == OpConsumeWith || op == OpConsumeKeyed
 }
 
 // Result is the engine's answer to one command, as Apply returned it on the
@@ -105,6 +117,7 @@ type Result struct {
 	Reaped  int
 	Beats   []Beat
 	Sum     uint64
+	Batch   []*Result // Batch: each command's, in order
 	Err     error
 }
 

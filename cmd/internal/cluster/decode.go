@@ -1,6 +1,7 @@
 package cluster
 
 import (
+	"fmt"
 	"slices"
 
 	"google.golang.org/protobuf/encoding/protowire"
@@ -141,8 +142,26 @@ func (r *reader) command(fl field, c *Command) {
 		if r.want(fl, protowire.Fixed64Type) {
 			c.Sum = fl.u
 		}
+	case fBatch:
+		r.batched(fl, c)
 	default:
 		r.commandPart(fl, c)
+	}
+}
+
+// batched reads one command of a batch; it must be batchable (which keeps
+// batches from nesting).
+func (r *reader) batched(fl field, c *Command) {
+	sub, err := DecodeCommand(r.msg(fl))
+	switch {
+	case err != nil:
+		if r.err == nil {
+			r.err = fmt.Errorf("command %d of a batch: %w", len(c.Batch)+1, err)
+		}
+	case !batchable(sub.Op):
+		r.fail("command %d of a batch is a %v; a batch holds only consumes", len(c.Batch)+1, sub.Op)
+	default:
+		c.Batch = append(c.Batch, sub)
 	}
 }
 

@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/hashicorp/go-hclog"
 	"github.com/hashicorp/raft"
 )
 
@@ -55,3 +56,68 @@ func newTCPCluster(tb testing.TB, n int, rc *raft.Config) *testCluster {
 	}
 	return tc
 }
+
+// newBareCluster starts n raft instances over an FSM that does nothing and
+// returns the leader once there is one. Tuned, they run as newTCPCluster's
+// members do (the same stores, transport and config); untuned, with raft's
+// default config over a bare bolt store, as raft's own documentation
+// starts them.
+func newBareCluster(tb testing.TB, n int, tuned bool) *raft.Raft {
+	tb.Helper()
+	var trans []*raft.NetworkTransport
+	var servers []raft.Server
+	for i := range n {
+		tr, err := raft.NewTCPTransport("127.0.0.1:0", nil, 3, 10*time.Second, io.Discard)
+		if err != nil {
+			tb.Fatal(err)
+		}
+		trans = append(trans, tr)
+		servers = append(servers, raft.Server{ID: serverID(i), Address: tr.LocalAddr()})
+	}
+	var rafts []*raft.Raft
+	for i, tr := range trans {
+		logs, bolt, snaps, err := openDiskStores(tb.TempDir())
+		if err != nil {
+			tb.Fatal(err)
+		}
+		rc := DefaultRaftConfig()
+		if !tuned {
+			logs, rc = bolt, raft.DefaultConfig()
+		}
+		rc.LocalID, rc.Logger = serverID(i), hclog.NewNullLogger()
+		if err := raft.BootstrapCluster(rc, logs, bolt, snaps, tr, raft.Configuration{Servers: servers}); err != nil {
+			tb.Fatal(err)
+		}
+		r, err := raft.NewRaft(rc, nopFSM{}, logs, bolt, snaps, tr)
+		if err != nil {
+			tb.Fatal(err)
+		}
+		rafts = append(rafts, r)
+		tb.Cleanup(func() {
+			_ = r.Shutdown().Error()
+			_ = bolt.Close()
+		})
+	}
+	for range 3000 {
+		for _, r := range rafts {
+			if r.State() == raft.Leader {
+				return r
+			}
+		}
+		time.Sleep(10 * time.Millisecond) // polling for the election, not waiting for a result
+	}
+	tb.Fatal("no leader within 30 s")
+	return nil
+}
+
+// nopFSM applies nothing and snapshots nothing.
+type nopFSM struct{}
+
+func (nopFSM) Apply(*raft.Log) any                 { return nil }
+func (nopFSM) Snapshot() (raft.FSMSnapshot, error) { return nopSnapshot{}, nil }
+func (nopFSM) Restore(rc io.ReadCloser) error      { return rc.Close() }
+
+type nopSnapshot struct{}
+
+func (nopSnapshot) Persist(s raft.SnapshotSink) error { return s.Close() }
+func (nopSnapshot) Release()                          {}

@@ -78,7 +78,8 @@ func (f *FSM) Mismatches() []Mismatch {
 // does (a call refused before it looks at the time does not): a read on the
 // leader between two commands then finds nothing due and changes nothing
 // its followers do not have. The command's events then go to the Fed set
-// with Feed, if any.
+// with Feed, if any. A batch applies each of its commands so, in order,
+// and answers their results in Result.Batch.
 func (f *FSM) Apply(l *raft.Log) any {
 	if l.Type != raft.LogCommand {
 		return nil
@@ -87,10 +88,22 @@ func (f *FSM) Apply(l *raft.Log) any {
 	if err != nil {
 		return &Result{Err: err}
 	}
+	if cmd.Op != OpBatch {
+		return f.applyOne(l.Index, cmd)
+	}
+	r := &Result{Batch: make([]*Result, len(cmd.Batch))}
+	for i, sub := range cmd.Batch {
+		r.Batch[i] = f.applyOne(l.Index, sub)
+	}
+	return r
+}
+
+// applyOne applies one command, not a batch, at its stamped time.
+func (f *FSM) applyOne(index uint64, cmd *Command) *Result {
 	f.last = f.timeOf(cmd, f.last)
 	f.clock.now.Store(f.last)
-	f.applying = l.Index
-	r := f.apply(l.Index, cmd)
+	f.applying = index
+	r := f.apply(index, cmd)
 	e := f.Engine()
 	e.Tick()
 	f.feed.handOver(e)

@@ -5,13 +5,11 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"path/filepath"
 	"sync"
 	"time"
 
 	"github.com/hashicorp/go-hclog"
 	"github.com/hashicorp/raft"
-	raftboltdb "github.com/hashicorp/raft-boltdb/v2"
 
 	"governor.dev/governor/cmd/internal/engine"
 )
@@ -26,7 +24,7 @@ type Config struct {
 	// Dir holds the log and stable store (raft.db) and the snapshots; empty
 	// keeps them in memory, for tests.
 	Dir string
-	// Raft tunes raft; nil is raft.DefaultConfig(). LocalID is set from ID.
+	// Raft tunes raft; nil is DefaultRaftConfig(). LocalID is set from ID.
 	Raft *raft.Config
 	// Bootstrap lists the members of a new cluster. A node with state on
 	// disk ignores it; nil waits to be added by the leader.
@@ -54,9 +52,10 @@ type Node struct {
 	raft  *raft.Raft
 	store io.Closer // the bolt store, nil in memory
 
-	reads reads
-	beats beats
-	grace grace
+	reads   reads
+	beats   beats
+	grace   grace
+	batches batches
 
 	stop chan struct{}
 	done sync.WaitGroup
@@ -70,7 +69,7 @@ func Open(cfg Config) (*Node, error) {
 		return nil, errors.New("open cluster member: the config needs an id and a transport")
 	}
 	cfg = withDefaults(cfg)
-	rc := raft.DefaultConfig()
+	rc := DefaultRaftConfig()
 	if cfg.Raft != nil {
 		c := *cfg.Raft
 		rc = &c
@@ -121,17 +120,12 @@ func (n *Node) stores() (raft.LogStore, raft.StableStore, raft.SnapshotStore, er
 	if err := os.MkdirAll(n.cfg.Dir, 0o700); err != nil {
 		return nil, nil, nil, fmt.Errorf("create cluster data directory: %w", err)
 	}
-	bolt, err := raftboltdb.New(raftboltdb.Options{Path: filepath.Join(n.cfg.Dir, "raft.db")})
+	logs, bolt, snaps, err := openDiskStores(n.cfg.Dir)
 	if err != nil {
-		return nil, nil, nil, fmt.Errorf("open raft log store: %w", err)
-	}
-	snaps, err := raft.NewFileSnapshotStore(n.cfg.Dir, 2, io.Discard)
-	if err != nil {
-		_ = bolt.Close()
-		return nil, nil, nil, fmt.Errorf("open raft snapshot store: %w", err)
+		return nil, nil, nil, err
 	}
 	n.store = bolt
-	return bolt, bolt, snaps, nil
+	return logs, bolt, snaps, nil
 }
 
 func bootstrap(cfg Config, rc *raft.Config, logs raft.LogStore, stable raft.StableStore, snaps raft.SnapshotStore) error {
@@ -194,6 +188,9 @@ func (n *Node) apply(c *engine.Call, cmd *Command) (*Result, uint64, error) {
 	if err := n.graceOnce(); err != nil {
 		return nil, 0, err
 	}
+	if batchable(cmd.Op) {
+		return n.join(c, cmd)
+	}
 	return n.submit(c, cmd)
 }
 
@@ -202,17 +199,22 @@ func (n *Node) submit(c *engine.Call, cmd *Command) (*Result, uint64, error) {
 	cmd.Now = n.cfg.Wall().UnixNano()
 	f := n.raft.Apply(cmd.Encode(), n.cfg.ApplyTimeout)
 	if err := f.Error(); err != nil {
-		switch {
-		case errors.Is(err, raft.ErrNotLeader), errors.Is(err, raft.ErrLeadershipTransferInProgress):
-			return nil, 0, n.notLeader()
-		case errors.Is(err, raft.ErrEnqueueTimeout):
-			return nil, 0, fmt.Errorf("the cluster's leader is too busy to take the call; retry it: %w", err)
-		}
-		return nil, 0, fmt.Errorf("%w: %w", ErrUnknownOutcome, err)
+		return nil, 0, n.applyFailed(err)
 	}
 	r := f.Response().(*Result)
 	if c != nil {
 		c.Seq = r.Seq
 	}
 	return r, f.Index(), r.Err
+}
+
+// applyFailed is what a call answers when raft failed its command with err.
+func (n *Node) applyFailed(err error) error {
+	switch {
+	case errors.Is(err, raft.ErrNotLeader), errors.Is(err, raft.ErrLeadershipTransferInProgress):
+		return n.notLeader()
+	case errors.Is(err, raft.ErrEnqueueTimeout):
+		return fmt.Errorf("the cluster's leader is too busy to take the call; retry it: %w", err)
+	}
+	return fmt.Errorf("%w: %w", ErrUnknownOutcome, err)
 }
