@@ -38,6 +38,7 @@ const (
 	fRenew
 	fWaiter
 	fSum
+	fAPI
 )
 
 type writer struct{ b []byte }
@@ -97,6 +98,7 @@ func (c *Command) Encode() []byte {
 		w.b = protowire.AppendTag(w.b, fSum, protowire.Fixed64Type)
 		w.b = protowire.AppendFixed64(w.b, c.Sum)
 	}
+	w.str(fAPI, c.API)
 	return w.b
 }
 

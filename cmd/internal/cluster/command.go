@@ -44,12 +44,16 @@ const (
 	// (engine.Engine.Revive): a new leader's grace for the heartbeats that
 	// could not arrive while there was none.
 	OpRevive
+	// OpMember records a member's API address (API) by its id (Name), or
+	// forgets the member when API is empty: the table a follower names
+	// the leader's API address from (members.go).
+	OpMember
 	opEnd
 )
 
 var opNames = [opEnd]string{"", "create", "ensure", "consume", "consume_with", "consume_keyed", "cancel", "close",
 	"acquire", "release", "abandon", "open_session", "heartbeat", "close_session", "set_quota", "set_limit",
-	"adjust_limit", "set_defaults", "set_rate", "reset_rate", "configure", "set_bounds", "reap", "checksum", "compare", "revive"}
+	"adjust_limit", "set_defaults", "set_rate", "reset_rate", "configure", "set_bounds", "reap", "checksum", "compare", "revive", "member"}
 
 func (o Op) String() string {
 	if o > 0 && o < opEnd {
@@ -89,6 +93,7 @@ type Command struct {
 	Renew  []engine.ID // Heartbeat: the sessions renewed, in one batch
 	Waiter uint64      // Abandon: log index of the Acquire that queued; Compare: of the Checksum
 	Sum    uint64      // Compare: the leader's checksum
+	API    string      // Member: the member's API address, empty to forget it
 }
 
 // Result is the engine's answer to one command, as Apply returned it on the

@@ -141,6 +141,8 @@ func (r *reader) command(fl field, c *Command) {
 		if r.want(fl, protowire.Fixed64Type) {
 			c.Sum = fl.u
 		}
+	case fAPI:
+		c.API = r.str(fl)
 	default:
 		r.commandPart(fl, c)
 	}
