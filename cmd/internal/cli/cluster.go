@@ -101,8 +101,8 @@ func printStatus(w io.Writer, st *governorv1.ClusterStatusResponse) error {
 	if leader == "" {
 		leader = "none known"
 	}
-	fmt.Fprintf(w, "asked %s (%s): term %d, leader %s, configuration at index %d, committed %d\n",
-		st.GetId(), st.GetState(), st.GetTerm(), leader, st.GetConfigurationIndex(), st.GetCommitIndex())
+	fmt.Fprintf(w, "asked %s (%s): term %d, leader %s, committed %d\n",
+		st.GetId(), st.GetState(), st.GetTerm(), leader, st.GetCommitIndex())
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "ID\tRAFT\tAPI\tSUFFRAGE\tROLE\tLAST\tAPPLIED")
 	for _, m := range st.GetMembers() {

@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/hashicorp/raft"
@@ -32,13 +33,12 @@ type Member struct {
 
 // Status is the cluster as one member sees it.
 type Status struct {
-	ID          raft.ServerID
-	State       raft.RaftState
-	Term        uint64
-	Leader      raft.ServerID // empty when it knows of none
-	Members     []Member      // the latest configuration, by id
-	ConfigIndex uint64        // the log index of that configuration
-	Commit      uint64        // the last index it knows committed
+	ID      raft.ServerID
+	State   raft.RaftState
+	Term    uint64
+	Leader  raft.ServerID // empty when it knows of none
+	Members []Member      // the latest configuration, by id
+	Commit  uint64        // the last index it knows committed
 }
 
 // APIOf is member id's API address: the one the log recorded (OpMember),
@@ -58,8 +58,7 @@ func (n *Node) Status() (Status, error) {
 	}
 	_, leader := n.raft.LeaderWithID()
 	commit, _ := strconv.ParseUint(n.raft.Stats()["commit_index"], 10, 64)
-	st := Status{ID: n.cfg.ID, State: n.raft.State(), Term: n.raft.CurrentTerm(), Leader: leader,
-		ConfigIndex: f.Index(), Commit: commit}
+	st := Status{ID: n.cfg.ID, State: n.raft.State(), Term: n.raft.CurrentTerm(), Leader: leader, Commit: commit}
 	for _, s := range f.Configuration().Servers {
 		m := Member{ID: s.ID, Raft: s.Address, API: n.APIOf(s.ID), Suffrage: s.Suffrage, Leader: s.ID == leader, Self: s.ID == n.cfg.ID}
 		if m.Self {
@@ -71,30 +70,41 @@ func (n *Node) Status() (Status, error) {
 	return st, nil
 }
 
-// leading returns the latest configuration and its index if this member
-// leads, and *ErrNotLeader if it does not.
-func (n *Node) leading() (raft.Configuration, uint64, error) {
+// changes serializes the membership changes and transfers a member makes,
+// each from reading the configuration to raft's answer: raft takes one
+// configuration change at a time, so the configuration a change was
+// checked against is the one it applies to. (raft v1.8.0's
+// GetConfiguration reports no index, so raft's own prevIndex check cannot
+// be used.)
+type changes struct{ mu sync.Mutex }
+
+// leading locks n's changes and returns the latest configuration if this
+// member leads, and *ErrNotLeader if it does not. The caller unlocks
+// n.changes.mu once raft has answered.
+func (n *Node) leading() (raft.Configuration, error) {
+	n.changes.mu.Lock()
 	if n.raft.State() != raft.Leader {
-		return raft.Configuration{}, 0, n.notLeader()
+		return raft.Configuration{}, n.notLeader()
 	}
 	f := n.raft.GetConfiguration()
 	if err := f.Error(); err != nil {
-		return raft.Configuration{}, 0, err
+		return raft.Configuration{}, err
 	}
-	return f.Configuration(), f.Index(), nil
+	return f.Configuration(), nil
 }
 
 // AddVoter adds a voting member with its raft and API addresses, on the
 // leader: first its API address goes in the log, so every member can name
-// it once it leads, then the configuration change, made against the
-// configuration read first (a change made meanwhile fails it). Adding a
-// member again with the same addresses changes nothing. It returns the
-// log index of the configuration.
+// it once it leads, then the configuration change, checked against the
+// configuration it applies to (see changes). Adding a member again with the
+// same addresses changes nothing. It returns the log index of the
+// configuration change, 0 when nothing changed.
 func (n *Node) AddVoter(id raft.ServerID, addr raft.ServerAddress, api string) (uint64, error) {
 	if err := checkNewMember(id, addr, api); err != nil {
 		return 0, err
 	}
-	conf, index, err := n.leading()
+	conf, err := n.leading()
+	defer n.changes.mu.Unlock()
 	if err != nil {
 		return 0, err
 	}
@@ -102,7 +112,7 @@ func (n *Node) AddVoter(id raft.ServerID, addr raft.ServerAddress, api string) (
 		same := s.ID == id && s.Address == addr && n.APIOf(s.ID) == api
 		switch {
 		case same && s.Suffrage == raft.Voter:
-			return index, nil
+			return 0, nil
 		case s.ID == id && !same:
 			return 0, refuseMember("Member %s is already in the cluster, at raft address %s and API address %q: remove it first to add it with other addresses.", id, s.Address, n.APIOf(s.ID))
 		case s.Address == addr && s.ID != id:
@@ -114,7 +124,7 @@ func (n *Node) AddVoter(id raft.ServerID, addr raft.ServerAddress, api string) (
 	if _, _, err := n.apply(nil, &Command{Op: OpMember, Name: string(id), API: api}); err != nil {
 		return 0, err
 	}
-	f := n.raft.AddVoter(id, addr, index, changeTimeout)
+	f := n.raft.AddVoter(id, addr, 0, changeTimeout)
 	if err := f.Error(); err != nil {
 		return 0, n.changeError(err)
 	}
@@ -134,14 +144,15 @@ func checkNewMember(id raft.ServerID, addr raft.ServerAddress, api string) error
 	return nil
 }
 
-// RemoveServer removes member id from the cluster, on the leader, against
-// the configuration read first. The leader does not remove itself (it
+// RemoveServer removes member id from the cluster, on the leader, checked
+// against the configuration it applies to (see changes). The leader does not remove itself (it
 // would lead a cluster it is not in until it steps down: transfer the
 // leadership first), so the last voter, the leader, stays. Once the member
 // is out, its API address leaves the log's table. It returns the log index
 // of the configuration.
 func (n *Node) RemoveServer(id raft.ServerID) (uint64, error) {
-	conf, index, err := n.leading()
+	conf, err := n.leading()
+	defer n.changes.mu.Unlock()
 	if err != nil {
 		return 0, err
 	}
@@ -154,7 +165,7 @@ func (n *Node) RemoveServer(id raft.ServerID) (uint64, error) {
 	case id == n.cfg.ID:
 		return 0, refuseMember("Member %s leads the cluster and does not remove itself: transfer the leadership first (governor cluster transfer), then remove it at the new leader.", id)
 	}
-	f := n.raft.RemoveServer(id, index, changeTimeout)
+	f := n.raft.RemoveServer(id, 0, changeTimeout)
 	if err := f.Error(); err != nil {
 		return 0, n.changeError(err)
 	}
@@ -169,7 +180,8 @@ func (n *Node) RemoveServer(id raft.ServerID) (uint64, error) {
 // transfer ends. It returns the member that leads then, once this one
 // hears of it (up to changeTimeout; "" if it has not heard).
 func (n *Node) TransferLeadership(id raft.ServerID) (raft.ServerID, error) {
-	conf, _, err := n.leading()
+	conf, err := n.leading()
+	defer n.changes.mu.Unlock()
 	if err != nil {
 		return "", err
 	}
@@ -224,8 +236,6 @@ func (n *Node) changeError(err error) error {
 	switch {
 	case errors.Is(err, raft.ErrNotLeader), errors.Is(err, raft.ErrLeadershipTransferInProgress):
 		return n.notLeader()
-	case strings.Contains(err.Error(), "configuration changed since"):
-		return refuseMember("The cluster's configuration changed while this change was asked for; look at governor cluster status and ask again.")
 	}
 	return fmt.Errorf("%w: %w", ErrUnknownOutcome, err)
 }

@@ -31,13 +31,14 @@ func (tc *testCluster) joinAlone(api string) (*Node, raft.ServerAddress) {
 	return n, tr.LocalAddr()
 }
 
-func configIndex(t *testing.T, n *Node) uint64 {
+// configuration is the servers of n's latest configuration, printed.
+func configuration(t *testing.T, n *Node) string {
 	t.Helper()
-	st, err := n.Status()
-	if err != nil {
+	f := n.raft.GetConfiguration()
+	if err := f.Error(); err != nil {
 		t.Fatal(err)
 	}
-	return st.ConfigIndex
+	return fmt.Sprint(f.Configuration().Servers)
 }
 
 // hint is the leader's API address a member names to a call it refuses.
@@ -123,7 +124,7 @@ func TestMembershipChangesOnlyOnTheLeader(t *testing.T) {
 	tc := newCluster(t, 3, nil)
 	l, f := tc.leader(), tc.follower()
 	tc.waitLeader(l.cfg.ID)
-	before := configIndex(t, l)
+	before := configuration(t, l)
 	want := tc.api[l.cfg.ID]
 	_, addErr := f.AddVoter("n9", "10.0.0.9:7610", "10.0.0.9:7600")
 	_, removeErr := f.RemoveServer(f.cfg.ID)
@@ -134,8 +135,8 @@ func TestMembershipChangesOnlyOnTheLeader(t *testing.T) {
 			t.Errorf("%s on a follower answered %v, want *ErrNotLeader naming %s", name, err, want)
 		}
 	}
-	if got := configIndex(t, l); got != before {
-		t.Fatalf("the configuration moved from index %d to %d", before, got)
+	if got := configuration(t, l); got != before {
+		t.Fatalf("the configuration changed from %s to %s", before, got)
 	}
 }
 
@@ -147,7 +148,7 @@ func TestAddVoterRefusesBadOrClashingMembers(t *testing.T) {
 		t.Fatal(err)
 	}
 	other := tc.nodes[(indexOf(tc, l)+1)%3]
-	before := configIndex(t, l)
+	before := configuration(t, l)
 	for name, c := range map[string]struct {
 		id   raft.ServerID
 		addr raft.ServerAddress
@@ -165,8 +166,8 @@ func TestAddVoterRefusesBadOrClashingMembers(t *testing.T) {
 			t.Errorf("%s: AddVoter answered %v, want %v", name, err, c.want)
 		}
 	}
-	if got := configIndex(t, l); got != before {
-		t.Fatalf("a refused change moved the configuration from index %d to %d", before, got)
+	if got := configuration(t, l); got != before {
+		t.Fatalf("a refused change changed the configuration from %s to %s", before, got)
 	}
 	if _, ok := l.fsm.MemberAPI("n9"); ok {
 		t.Fatal("a refused member's API address is in the log's table")
@@ -185,14 +186,14 @@ func indexOf(tc *testCluster, n *Node) int {
 func TestRemoveServerRefusesWhatWouldHarmTheCluster(t *testing.T) {
 	tc := newCluster(t, 3, nil)
 	l := tc.leader()
-	before := configIndex(t, l)
+	before := configuration(t, l)
 	for name, id := range map[string]raft.ServerID{"unknown": "n9", "the leader itself": l.cfg.ID} {
 		if _, err := l.RemoveServer(id); !errors.Is(err, ErrMembership) {
 			t.Errorf("removing %s answered %v, want ErrMembership", name, err)
 		}
 	}
-	if got := configIndex(t, l); got != before {
-		t.Fatalf("a refused removal moved the configuration from index %d to %d", before, got)
+	if got := configuration(t, l); got != before {
+		t.Fatalf("a refused removal changed the configuration from %s to %s", before, got)
 	}
 	solo := newCluster(t, 1, nil).leader()
 	if _, err := solo.RemoveServer(solo.cfg.ID); !errors.Is(err, ErrMembership) {
@@ -296,5 +297,31 @@ func TestMemberTableIsInTheSnapshot(t *testing.T) {
 	}
 	if _, ok := b.MemberAPI("x"); ok {
 		t.Fatal("the restored replica knows a member the log forgot")
+	}
+}
+
+// TestConcurrentAddsAreCheckedOneByOne adds two members with the same API
+// address at once: each change is checked against the configuration it
+// applies to, so exactly one is added.
+func TestConcurrentAddsAreCheckedOneByOne(t *testing.T) {
+	tc := newCluster(t, 3, nil)
+	l := tc.leader()
+	errs := make(chan error, 2)
+	for _, id := range []raft.ServerID{"x", "y"} {
+		go func() {
+			_, err := l.AddVoter(id, raft.ServerAddress("10.0.0.9:"+map[raft.ServerID]string{"x": "7610", "y": "7611"}[id]), "10.0.0.9:7600")
+			errs <- err
+		}()
+	}
+	var refused int
+	for range 2 {
+		if err := <-errs; errors.Is(err, ErrMembership) {
+			refused++
+		} else if err != nil {
+			t.Fatal(err)
+		}
+	}
+	if refused != 1 {
+		t.Fatalf("%d of two adds with the same API address were refused, want 1: %s", refused, configuration(t, l))
 	}
 }

@@ -54,9 +54,10 @@ type Node struct {
 	raft  *raft.Raft
 	store io.Closer // the bolt store, nil in memory
 
-	reads reads
-	beats beats
-	grace grace
+	reads   reads
+	beats   beats
+	grace   grace
+	changes changes
 
 	stop chan struct{}
 	done sync.WaitGroup

@@ -63,7 +63,7 @@ func (s *Server) ClusterStatus(_ context.Context, req *connect.Request[governorv
 		return nil, toConnect(err)
 	}
 	res := &governorv1.ClusterStatusResponse{Id: string(st.ID), State: st.State.String(), Term: st.Term,
-		LeaderId: string(st.Leader), ConfigurationIndex: st.ConfigIndex, CommitIndex: st.Commit}
+		LeaderId: string(st.Leader), CommitIndex: st.Commit}
 	for _, m := range st.Members {
 		res.Members = append(res.Members, &governorv1.ClusterMember{Id: string(m.ID), RaftAddress: string(m.Raft),
 			ApiAddress: m.API, Suffrage: suffrage(m.Suffrage), Leader: m.Leader, Self: m.Self,

@@ -4972,10 +4972,8 @@ type ClusterStatusResponse struct {
 	LeaderId string `protobuf:"bytes,4,opt,name=leader_id,json=leaderId,proto3" json:"leader_id,omitempty"`
 	// The members of the latest configuration, by id.
 	Members []*ClusterMember `protobuf:"bytes,5,rep,name=members,proto3" json:"members,omitempty"`
-	// The log index of that configuration.
-	ConfigurationIndex uint64 `protobuf:"varint,6,opt,name=configuration_index,json=configurationIndex,proto3" json:"configuration_index,omitempty"`
 	// The last index committed, as it knows it.
-	CommitIndex   uint64 `protobuf:"varint,7,opt,name=commit_index,json=commitIndex,proto3" json:"commit_index,omitempty"`
+	CommitIndex   uint64 `protobuf:"varint,6,opt,name=commit_index,json=commitIndex,proto3" json:"commit_index,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -5043,13 +5041,6 @@ func (x *ClusterStatusResponse) GetMembers() []*ClusterMember {
 		return x.Members
 	}
 	return nil
-}
-
-func (x *ClusterStatusResponse) GetConfigurationIndex() uint64 {
-	if x != nil {
-		return x.ConfigurationIndex
-	}
-	return 0
 }
 
 func (x *ClusterStatusResponse) GetCommitIndex() uint64 {
@@ -5737,15 +5728,14 @@ const file_governor_v1_governor_proto_rawDesc = "" +
 	"\n" +
 	"last_index\x18\a \x01(\x04R\tlastIndex\x12#\n" +
 	"\rapplied_index\x18\b \x01(\x04R\fappliedIndex\"\x16\n" +
-	"\x14ClusterStatusRequest\"\xf8\x01\n" +
+	"\x14ClusterStatusRequest\"\xc7\x01\n" +
 	"\x15ClusterStatusResponse\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\tR\x02id\x12\x14\n" +
 	"\x05state\x18\x02 \x01(\tR\x05state\x12\x12\n" +
 	"\x04term\x18\x03 \x01(\x04R\x04term\x12\x1b\n" +
 	"\tleader_id\x18\x04 \x01(\tR\bleaderId\x124\n" +
-	"\amembers\x18\x05 \x03(\v2\x1a.governor.v1.ClusterMemberR\amembers\x12/\n" +
-	"\x13configuration_index\x18\x06 \x01(\x04R\x12configurationIndex\x12!\n" +
-	"\fcommit_index\x18\a \x01(\x04R\vcommitIndex\"f\n" +
+	"\amembers\x18\x05 \x03(\v2\x1a.governor.v1.ClusterMemberR\amembers\x12!\n" +
+	"\fcommit_index\x18\x06 \x01(\x04R\vcommitIndex\"f\n" +
 	"\x10AddMemberRequest\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\tR\x02id\x12!\n" +
 	"\fraft_address\x18\x02 \x01(\tR\vraftAddress\x12\x1f\n" +
