@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/hashicorp/raft"
 
@@ -106,5 +107,40 @@ func TestRecoveryFileMistakesAreRefused(t *testing.T) {
 	_, tr := raft.NewInmemTransport("")
 	if _, err := Open(Config{ID: "solo", Transport: tr, Dir: dir, Raft: testRaftConfig()}); err == nil || !strings.Contains(err.Error(), "holds no state") {
 		t.Fatalf("a recovery with no state answered %v, want a refusal", err)
+	}
+}
+
+// TestRecoveryRefusedWhileAcquiresWait: the recovery's snapshot cannot
+// hold a queued acquire, so Open refuses, says why, and leaves the file
+// for a later try.
+func TestRecoveryRefusedWhileAcquiresWait(t *testing.T) {
+	dir := t.TempDir()
+	addr, tr := raft.NewInmemTransport("")
+	cfg := Config{ID: "solo", Transport: tr, Dir: dir, Raft: testRaftConfig(), ReapEvery: time.Hour,
+		Bootstrap: []raft.Server{{ID: "solo", Address: addr}}}
+	n, err := Open(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tc := &testCluster{t: t, nodes: []*Node{n}}
+	l := tc.leader()
+	s, nd := tenant(t, l)
+	for i := range 2 {
+		if _, w, err := l.Acquire(&engine.Call{Session: s.ID}, nd.ID, "gpu", 0); err != nil || (i == 1) != (w != nil) {
+			t.Fatalf("acquire %d: waiter %v, err %v", i, w, err)
+		}
+	}
+	if err := n.Shutdown(); err != nil {
+		t.Fatal(err)
+	}
+	writeRecovery(t, dir, `{"members": [{"id": "solo", "raft": "`+string(addr)+`"}]}`)
+	if n, err := Open(cfg); err == nil {
+		_ = n.Shutdown()
+		t.Fatal("a recovery with an acquire queued in the log started")
+	} else if !strings.Contains(err.Error(), ErrAcquiresQueued.Error()) {
+		t.Fatalf("the recovery failed with %q, want it to say %q", err, ErrAcquiresQueued)
+	}
+	if _, err := os.Stat(filepath.Join(dir, RecoveryFile)); err != nil {
+		t.Fatalf("the refused recovery's file is gone: %v", err)
 	}
 }
