@@ -114,7 +114,7 @@ func waitFor(t *testing.T, cond func() bool) {
 	deadline := time.Now().Add(30 * time.Second)
 	for !cond() {
 		if time.Now().After(deadline) {
-			t.Fatal("the cluster did not elect a leader within 30 s")
+			t.Fatal("the cluster did not come to the state waited for within 30 s")
 		}
 		time.Sleep(100 * time.Millisecond) // polling a cluster of processes for its election
 	}
