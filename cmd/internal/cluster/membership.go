@@ -145,11 +145,11 @@ func checkNewMember(id raft.ServerID, addr raft.ServerAddress, api string) error
 }
 
 // RemoveServer removes member id from the cluster, on the leader, checked
-// against the configuration it applies to (see changes). The leader does not remove itself (it
-// would lead a cluster it is not in until it steps down: transfer the
-// leadership first), so the last voter, the leader, stays. Once the member
-// is out, its API address leaves the log's table. It returns the log index
-// of the configuration.
+// against the configuration it applies to (see changes). The leader does
+// not remove itself (it would lead a cluster it is not in until it steps
+// down: transfer the leadership first), so the last voter, the leader,
+// stays. Once the member is out, its API address leaves the log's table.
+// It returns the log index of the configuration change.
 func (n *Node) RemoveServer(id raft.ServerID) (uint64, error) {
 	conf, err := n.leading()
 	defer n.changes.mu.Unlock()
