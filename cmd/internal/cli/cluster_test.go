@@ -123,10 +123,10 @@ func leaderRow(status string) string {
 
 func waitFor(t *testing.T, cond func() bool) {
 	t.Helper()
-	deadline := time.Now().Add(30 * time.Second)
+	deadline := time.Now().Add(60 * time.Second)
 	for !cond() {
 		if time.Now().After(deadline) {
-			t.Fatal("the cluster did not come to the state waited for within 30 s")
+			t.Fatal("the cluster did not come to the state waited for within 60 s")
 		}
 		time.Sleep(100 * time.Millisecond) // polling a cluster of processes for its election
 	}

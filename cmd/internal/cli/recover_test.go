@@ -3,6 +3,7 @@ package cli_test
 import (
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -34,9 +35,10 @@ func TestRecoveryAfterLosingTwoOfThree(t *testing.T) {
 	team := []string{clientconn.EnvAddr + "=" + strings.Join(addrs[:3], ","), clientconn.EnvAPIKey + "=" + teamAKey}
 	waitFor(t, func() bool { return governor(t, team, nil, "describe").code == 0 }) // the leader seeded the tenants
 	mustContain(t, governor(t, team, nil, "consume", ".", "tool_calls", "2"), 0, "consumed 2 tool_calls")
-	// The survivor must hold what was acknowledged: wait until every member
-	// applied as far as the others.
-	waitFor(t, func() bool { return allApplied(governor(t, admin, nil, "cluster", "status").stdout) })
+	// The survivor must hold what was acknowledged: wait until it applied
+	// as far as the leader's log reached after the consume.
+	target := maxLast(governor(t, admin, nil, "cluster", "status").stdout)
+	waitFor(t, func() bool { return applied(governor(t, admin, nil, "cluster", "status").stdout, "n2") >= target })
 
 	for _, d := range ds {
 		stopGovernord(t, d)
@@ -60,17 +62,37 @@ func TestRecoveryAfterLosingTwoOfThree(t *testing.T) {
 	if strings.Count(r.stdout, "voter") != 2 || !strings.Contains(r.stdout, fresh.API) {
 		t.Fatalf("after the recovery and an add:\n%s", r)
 	}
-	waitFor(t, func() bool { return allApplied(governor(t, alone, nil, "cluster", "status").stdout) })
+	target = maxLast(r.stdout)
+	waitFor(t, func() bool { return applied(governor(t, alone, nil, "cluster", "status").stdout, "n3") >= target })
 }
 
-// allApplied reports whether every member row of status output shows the
-// same applied index.
-func allApplied(status string) bool {
-	applied := map[string]bool{}
+// rows returns the member rows of status output by id: the table's fields.
+func rows(status string) map[string][]string {
+	out := map[string][]string{}
 	for _, l := range strings.Split(status, "\n") {
 		if f := strings.Fields(l); len(f) == 7 && f[3] == "voter" {
-			applied[f[6]] = true
+			out[f[0]] = f
 		}
 	}
-	return len(applied) == 1 && !applied["-"]
+	return out
+}
+
+// applied is member id's APPLIED in status output, 0 when unknown.
+func applied(status, id string) uint64 {
+	f, ok := rows(status)[id]
+	if !ok {
+		return 0
+	}
+	v, _ := strconv.ParseUint(f[6], 10, 64)
+	return v
+}
+
+// maxLast is the largest LAST in status output.
+func maxLast(status string) uint64 {
+	var m uint64
+	for _, f := range rows(status) {
+		v, _ := strconv.ParseUint(f[5], 10, 64)
+		m = max(m, v)
+	}
+	return m
 }
