@@ -62,7 +62,7 @@ func newRoot(sys IO) *cobra.Command {
 	conn.register(root)
 	root.AddCommand(
 		newHook(sys, conn), newUI(sys, conn), newDescribe(conn), newExplain(conn), newSet(conn), newDefaults(conn),
-		newCancel(conn), newConsume(conn), newValidate(conn),
+		newCancel(conn), newConsume(conn), newValidate(conn), newCluster(conn),
 	)
 	return root
 }

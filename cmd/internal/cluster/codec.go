@@ -39,6 +39,7 @@ const (
 	fWaiter
 	fSum
 	fBatch
+	fAPI
 )
 
 type writer struct{ b []byte }
@@ -101,6 +102,7 @@ func (c *Command) Encode() []byte {
 	for _, sub := range c.Batch {
 		w.msg(fBatch, func([]byte) []byte { return sub.Encode() })
 	}
+	w.str(fAPI, c.API)
 	return w.b
 }
 

@@ -66,6 +66,7 @@ func sampleCommands() map[Op]*Command {
 		OpChecksum: with(OpChecksum, func(*Command) {}),
 		OpCompare:  with(OpCompare, func(c *Command) { c.Waiter, c.Sum = 41, 0xdeadbeefcafef00d }),
 		OpRevive:   with(OpRevive, func(*Command) {}),
+		OpMember:   with(OpMember, func(c *Command) { c.Name, c.API = "n4", "10.0.0.4:7600" }),
 	}
 	samples[OpBatch] = with(OpBatch, func(c *Command) {
 		c.Batch = []*Command{samples[OpConsume], samples[OpConsumeWith], samples[OpConsumeKeyed]}

@@ -49,12 +49,16 @@ const (
 	// arrive together into one entry. Only consumes may be in a batch
 	// (batchable), since nothing they do depends on their log index.
 	OpBatch
+	// OpMember records a member's API address (API) by its id (Name), or
+	// forgets the member when API is empty: the table a follower names
+	// the leader's API address from (members.go).
+	OpMember
 	opEnd
 )
 
 var opNames = [opEnd]string{"", "create", "ensure", "consume", "consume_with", "consume_keyed", "cancel", "close",
 	"acquire", "release", "abandon", "open_session", "heartbeat", "close_session", "set_quota", "set_limit",
-	"adjust_limit", "set_defaults", "set_rate", "reset_rate", "configure", "set_bounds", "reap", "checksum", "compare", "revive", "batch"}
+	"adjust_limit", "set_defaults", "set_rate", "reset_rate", "configure", "set_bounds", "reap", "checksum", "compare", "revive", "batch", "member"}
 
 func (o Op) String() string {
 	if o > 0 && o < opEnd {
@@ -94,6 +98,7 @@ type Command struct {
 	Renew  []engine.ID // Heartbeat: the sessions renewed, in one batch
 	Waiter uint64      // Abandon: log index of the Acquire that queued; Compare: of the Checksum
 	Sum    uint64      // Compare: the leader's checksum
+	API    string      // Member: the member's API address, empty to forget it
 
 	Batch []*Command // Batch: the commands, each batchable
 }

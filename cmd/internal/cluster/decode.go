@@ -144,6 +144,8 @@ func (r *reader) command(fl field, c *Command) {
 		}
 	case fBatch:
 		r.batched(fl, c)
+	case fAPI:
+		c.API = r.str(fl)
 	default:
 		r.commandPart(fl, c)
 	}

@@ -36,3 +36,30 @@ var ErrMismatch = errors.New("replica state differs from the leader's at the sam
 // ErrAcquiresQueued refuses a snapshot while acquires wait in a queue,
 // which a snapshot does not hold yet (issue 16).
 var ErrAcquiresQueued = errors.New("no replica snapshot while acquires are queued: a snapshot does not hold them")
+
+// ErrBadMember is wrapped by a membership change whose arguments are wrong
+// (an empty id, an address that is not host:port): nothing changed.
+var ErrBadMember = errors.New("bad cluster member")
+
+// ErrMembership is wrapped by a membership change the cluster's state does
+// not allow now (an unknown id, an address in use, the last voter, the
+// leader itself): nothing changed.
+var ErrMembership = errors.New("membership change refused")
+
+// memberError is a refused membership change: its message is the sentence
+// a user reads, and it unwraps to ErrBadMember or ErrMembership.
+type memberError struct {
+	kind error
+	msg  string
+}
+
+func (e *memberError) Error() string { return e.msg }
+func (e *memberError) Unwrap() error { return e.kind }
+
+func badMember(format string, args ...any) error {
+	return &memberError{kind: ErrBadMember, msg: fmt.Sprintf(format, args...)}
+}
+
+func refuseMember(format string, args ...any) error {
+	return &memberError{kind: ErrMembership, msg: fmt.Sprintf(format, args...)}
+}

@@ -35,6 +35,7 @@ type FSM struct {
 	mu       sync.Mutex // guards the fields below
 	mismatch []Mismatch // checksums that differed from the leader's
 	waiters  waiters    // queued acquires, by the log index of their Acquire
+	members  members    // each member's API address, by id (members.go)
 }
 
 // Mismatch is one checksum of a replica that differed from the leader's.
@@ -48,7 +49,7 @@ var _ raft.FSM = (*FSM)(nil)
 
 // NewFSM returns an FSM over a new, empty engine.
 func NewFSM() *FSM {
-	f := &FSM{clock: new(stampClock), waiters: newWaiters(), sums: make(map[uint64]uint64), timeOf: stampedTime}
+	f := &FSM{clock: new(stampClock), waiters: newWaiters(), members: members{}, sums: make(map[uint64]uint64), timeOf: stampedTime}
 	f.eng.Store(engine.New(engine.Options{Clock: f.clock, Sink: &f.feed}))
 	f.image = engine.NewImage(nil)
 	return f
@@ -185,6 +186,8 @@ func (f *FSM) applyEdit(e *engine.Engine, c *engine.Call, cmd *Command, r *Resul
 		r.Err = e.Configure(c, settingsOf(cmd))
 	case OpSetBounds:
 		r.Err = e.SetBounds(boundsOf(cmd))
+	case OpMember:
+		f.setMember(raft.ServerID(cmd.Name), cmd.API)
 	default:
 		f.applyCheck(e, cmd, r)
 	}

@@ -28,6 +28,9 @@ func (n *Node) graceOnce() error {
 	if _, _, err := n.submit(nil, &Command{Op: OpRevive}); err != nil {
 		return err
 	}
+	if err := n.announce(); err != nil {
+		return err
+	}
 	n.grace.term.Store(term)
 	return nil
 }

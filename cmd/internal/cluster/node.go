@@ -56,6 +56,7 @@ type Node struct {
 	beats   beats
 	grace   grace
 	batches batches
+	changes changes
 
 	stop chan struct{}
 	done sync.WaitGroup
@@ -81,6 +82,10 @@ func Open(cfg Config) (*Node, error) {
 	n := &Node{cfg: cfg, fsm: NewFSM(), stop: make(chan struct{})}
 	logs, stable, snaps, err := n.stores()
 	if err != nil {
+		return nil, err
+	}
+	if err := recoverIfAsked(cfg, rc, logs, stable, snaps); err != nil {
+		n.closeStore()
 		return nil, err
 	}
 	if err := bootstrap(cfg, rc, logs, stable, snaps); err != nil {
@@ -170,7 +175,7 @@ func (n *Node) FSM() *FSM { return n.fsm }
 // notLeader is the error a call gets on a member that is not the leader.
 func (n *Node) notLeader() error {
 	_, id := n.raft.LeaderWithID()
-	return &ErrNotLeader{Leader: n.cfg.API[id]}
+	return &ErrNotLeader{Leader: n.APIOf(id)}
 }
 
 // apply stamps cmd with the caller's session and request id and the

@@ -16,13 +16,14 @@ import (
 // snapshot is what FSM.Snapshot copied on the FSM goroutine: the image,
 // brought up to date with the engine's changes since the previous snapshot,
 // and what the engine's record leaves out (the last command's time, when
-// sessions lapse). Persist encodes and writes it on raft's snapshot
+// sessions lapse, the members' API addresses). Persist encodes and writes it on raft's snapshot
 // goroutine, outside the engine lock. raft takes one snapshot at a time, so
 // the image is not folded again before Persist is done with it.
 type snapshot struct {
 	image    *engine.Image
 	last     int64
 	expiries map[engine.ID]int64
+	members  members
 }
 
 // Snapshot copies what changed since the previous snapshot: its cost
@@ -38,11 +39,12 @@ func (f *FSM) Snapshot() (raft.FSMSnapshot, error) {
 		return nil, fmt.Errorf("%w: %d wait now", ErrAcquiresQueued, n)
 	}
 	f.image.Apply(e.Capture())
-	return &snapshot{image: f.image, last: f.last, expiries: e.Expiries()}, nil
+	return &snapshot{image: f.image, last: f.last, expiries: e.Expiries(), members: f.copyMembers()}, nil
 }
 
 // Persist writes the header (its length, then the last time and each
-// session's id and expiry as varints) and then the image's snapshot.
+// session's id and expiry as varints), the member table (its length, then
+// the table: members.go) and then the image's snapshot.
 func (s *snapshot) Persist(sink raft.SnapshotSink) error {
 	var head []byte
 	head = protowire.AppendVarint(head, uint64(s.last))
@@ -52,6 +54,9 @@ func (s *snapshot) Persist(sink raft.SnapshotSink) error {
 	}
 	w := bufio.NewWriter(sink)
 	_, err := w.Write(protowire.AppendBytes(nil, head))
+	if err == nil {
+		_, err = w.Write(memberSection(s.members))
+	}
 	if err == nil {
 		_, err = s.image.WriteTo(w)
 	}
@@ -84,6 +89,15 @@ func (f *FSM) Restore(rc io.ReadCloser) error {
 	if err != nil {
 		return err
 	}
+	raw = raw[n:]
+	table, n := protowire.ConsumeBytes(raw)
+	if n < 0 {
+		return fmt.Errorf("%w: replica snapshot member table: %v", ErrCorruptCommand, protowire.ParseError(n))
+	}
+	mem, err := decodeMembers(table)
+	if err != nil {
+		return err
+	}
 	st, err := engine.DecodeSnapshot(raw[n:])
 	if err != nil {
 		return fmt.Errorf("decode replica snapshot: %w", err)
@@ -99,6 +113,7 @@ func (f *FSM) Restore(rc io.ReadCloser) error {
 	f.mu.Lock()
 	f.waiters = newWaiters()
 	f.mu.Unlock()
+	f.restoreMembers(mem)
 	clear(f.sums)
 	f.eng.Store(e)
 	f.feed.load(e)

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"time"
 )
 
 // Cluster makes governord one member of a replicated cluster: every member
@@ -27,6 +28,25 @@ type Cluster struct {
 	// yet. Set it on every member of a new cluster, or on one; a member
 	// with state ignores it.
 	Bootstrap bool `yaml:"bootstrap"`
+
+	// How raft keeps time and takes snapshots (raft.go); 0 (a key left
+	// out) is raft's own default.
+
+	// HeartbeatTimeout is how long a follower goes without hearing from the
+	// leader before it stands for election. Default: 1s.
+	HeartbeatTimeout time.Duration `yaml:"heartbeat_timeout"`
+	// ElectionTimeout is how long a candidate waits for the votes before it
+	// tries again; at least heartbeat_timeout. Default: 1s.
+	ElectionTimeout time.Duration `yaml:"election_timeout"`
+	// LeaderLeaseTimeout is how long a leader goes on leading without
+	// hearing from a quorum; at most heartbeat_timeout. Default: 500ms.
+	LeaderLeaseTimeout time.Duration `yaml:"leader_lease_timeout"`
+	// SnapshotInterval is how often the member checks whether to take a
+	// snapshot (with jitter). Default: 2m.
+	SnapshotInterval time.Duration `yaml:"snapshot_interval"`
+	// SnapshotThreshold is how many log entries since the last snapshot
+	// make the member take the next. Default: 8192.
+	SnapshotThreshold int64 `yaml:"snapshot_threshold"`
 }
 
 // Peer is one member of a cluster.
@@ -85,6 +105,7 @@ func (c *Config) checkCluster(k *checker) {
 		k.add("cluster.bind", "must be host:port, such as 0.0.0.0:7610; got %q", cl.Bind)
 	}
 	checkPeers(k, cl.Peers)
+	cl.checkRaftTiming(k)
 	if cl.NodeID == "" {
 		k.add("cluster.node_id", "required: this member's id, one of cluster.peers")
 	} else if _, ok := cl.Self(); !ok && len(cl.Peers) > 0 {

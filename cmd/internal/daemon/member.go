@@ -67,7 +67,7 @@ func (d *Daemon) openMember(ctx context.Context, clock engine.Clock) error {
 		m.api[raft.ServerID(p.ID)] = p.API
 		servers = append(servers, raft.Server{ID: raft.ServerID(p.ID), Address: raft.ServerAddress(p.Raft)})
 	}
-	nc := cluster.Config{ID: raft.ServerID(cl.NodeID), Transport: trans, API: m.api, Dir: cl.DataDir, ReapEvery: d.cfg.ReapInterval}
+	nc := cluster.Config{ID: raft.ServerID(cl.NodeID), Transport: trans, API: m.api, Dir: cl.DataDir, ReapEvery: d.cfg.ReapInterval, Raft: cl.RaftConfig(cluster.DefaultRaftConfig())}
 	if cl.Bootstrap {
 		nc.Bootstrap = servers
 	}
@@ -171,18 +171,20 @@ func (m *member) close() error {
 // calls that lose the leadership midway are answered the same by the
 // server. Health checks and the dashboard's files are served on every
 // member. WatchNode too is served by the leader only: its streams end with
-// Unavailable once it stops leading.
+// Unavailable once it stops leading. ClusterStatus passes on every member:
+// it reads raft's own view, not the replica.
 func (d *Daemon) gate(next http.Handler) http.Handler {
 	if d.member == nil {
 		return next
 	}
 	prefix := "/" + governorv1connect.GovernorServiceName + "/"
 	errs := connect.NewErrorWriter()
-	r := d.member.node.Raft()
+	node := d.member.node
+	r := node.Raft()
 	return http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
-		if strings.HasPrefix(req.URL.Path, prefix) && r.State() != raft.Leader {
+		if strings.HasPrefix(req.URL.Path, prefix) && req.URL.Path != governorv1connect.GovernorServiceClusterStatusProcedure && r.State() != raft.Leader {
 			_, id := r.LeaderWithID()
-			_ = errs.Write(w, req, server.NotLeader(d.member.api[id]))
+			_ = errs.Write(w, req, server.NotLeader(node.APIOf(id)))
 			return
 		}
 		next.ServeHTTP(w, req)

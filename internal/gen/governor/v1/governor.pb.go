@@ -4815,6 +4815,539 @@ func (x *EstimateBound) GetAt() *timestamppb.Timestamp {
 	return nil
 }
 
+// ClusterMember is one member of a cluster's configuration.
+type ClusterMember struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The member's id.
+	Id string `protobuf:"bytes,1,opt,name=id,proto3" json:"id,omitempty"`
+	// The host:port the other members reach it at.
+	RaftAddress string `protobuf:"bytes,2,opt,name=raft_address,json=raftAddress,proto3" json:"raft_address,omitempty"`
+	// The host:port of its API; empty when no member knows it.
+	ApiAddress string `protobuf:"bytes,3,opt,name=api_address,json=apiAddress,proto3" json:"api_address,omitempty"`
+	// Whether it votes: "voter", "nonvoter" or "staging".
+	Suffrage string `protobuf:"bytes,4,opt,name=suffrage,proto3" json:"suffrage,omitempty"`
+	// Whether it is the leader, as the member that answered knows.
+	Leader bool `protobuf:"varint,5,opt,name=leader,proto3" json:"leader,omitempty"`
+	// Whether it is the member that answered; only that member's indices are
+	// known.
+	Self bool `protobuf:"varint,6,opt,name=self,proto3" json:"self,omitempty"`
+	// The last index in its log and the last it applied; 0 when unknown.
+	LastIndex     uint64 `protobuf:"varint,7,opt,name=last_index,json=lastIndex,proto3" json:"last_index,omitempty"`
+	AppliedIndex  uint64 `protobuf:"varint,8,opt,name=applied_index,json=appliedIndex,proto3" json:"applied_index,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ClusterMember) Reset() {
+	*x = ClusterMember{}
+	mi := &file_governor_v1_governor_proto_msgTypes[59]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ClusterMember) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ClusterMember) ProtoMessage() {}
+
+func (x *ClusterMember) ProtoReflect() protoreflect.Message {
+	mi := &file_governor_v1_governor_proto_msgTypes[59]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ClusterMember.ProtoReflect.Descriptor instead.
+func (*ClusterMember) Descriptor() ([]byte, []int) {
+	return file_governor_v1_governor_proto_rawDescGZIP(), []int{59}
+}
+
+func (x *ClusterMember) GetId() string {
+	if x != nil {
+		return x.Id
+	}
+	return ""
+}
+
+func (x *ClusterMember) GetRaftAddress() string {
+	if x != nil {
+		return x.RaftAddress
+	}
+	return ""
+}
+
+func (x *ClusterMember) GetApiAddress() string {
+	if x != nil {
+		return x.ApiAddress
+	}
+	return ""
+}
+
+func (x *ClusterMember) GetSuffrage() string {
+	if x != nil {
+		return x.Suffrage
+	}
+	return ""
+}
+
+func (x *ClusterMember) GetLeader() bool {
+	if x != nil {
+		return x.Leader
+	}
+	return false
+}
+
+func (x *ClusterMember) GetSelf() bool {
+	if x != nil {
+		return x.Self
+	}
+	return false
+}
+
+func (x *ClusterMember) GetLastIndex() uint64 {
+	if x != nil {
+		return x.LastIndex
+	}
+	return 0
+}
+
+func (x *ClusterMember) GetAppliedIndex() uint64 {
+	if x != nil {
+		return x.AppliedIndex
+	}
+	return 0
+}
+
+type ClusterStatusRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ClusterStatusRequest) Reset() {
+	*x = ClusterStatusRequest{}
+	mi := &file_governor_v1_governor_proto_msgTypes[60]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ClusterStatusRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ClusterStatusRequest) ProtoMessage() {}
+
+func (x *ClusterStatusRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_governor_v1_governor_proto_msgTypes[60]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ClusterStatusRequest.ProtoReflect.Descriptor instead.
+func (*ClusterStatusRequest) Descriptor() ([]byte, []int) {
+	return file_governor_v1_governor_proto_rawDescGZIP(), []int{60}
+}
+
+type ClusterStatusResponse struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The id of the member that answered.
+	Id string `protobuf:"bytes,1,opt,name=id,proto3" json:"id,omitempty"`
+	// Its raft state: "Leader", "Follower", "Candidate" or "Shutdown".
+	State string `protobuf:"bytes,2,opt,name=state,proto3" json:"state,omitempty"`
+	// The current term, as it knows it.
+	Term uint64 `protobuf:"varint,3,opt,name=term,proto3" json:"term,omitempty"`
+	// The leader's id; empty when it knows of none.
+	LeaderId string `protobuf:"bytes,4,opt,name=leader_id,json=leaderId,proto3" json:"leader_id,omitempty"`
+	// The members of the latest configuration, by id.
+	Members []*ClusterMember `protobuf:"bytes,5,rep,name=members,proto3" json:"members,omitempty"`
+	// The last index committed, as it knows it.
+	CommitIndex   uint64 `protobuf:"varint,6,opt,name=commit_index,json=commitIndex,proto3" json:"commit_index,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ClusterStatusResponse) Reset() {
+	*x = ClusterStatusResponse{}
+	mi := &file_governor_v1_governor_proto_msgTypes[61]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ClusterStatusResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ClusterStatusResponse) ProtoMessage() {}
+
+func (x *ClusterStatusResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_governor_v1_governor_proto_msgTypes[61]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ClusterStatusResponse.ProtoReflect.Descriptor instead.
+func (*ClusterStatusResponse) Descriptor() ([]byte, []int) {
+	return file_governor_v1_governor_proto_rawDescGZIP(), []int{61}
+}
+
+func (x *ClusterStatusResponse) GetId() string {
+	if x != nil {
+		return x.Id
+	}
+	return ""
+}
+
+func (x *ClusterStatusResponse) GetState() string {
+	if x != nil {
+		return x.State
+	}
+	return ""
+}
+
+func (x *ClusterStatusResponse) GetTerm() uint64 {
+	if x != nil {
+		return x.Term
+	}
+	return 0
+}
+
+func (x *ClusterStatusResponse) GetLeaderId() string {
+	if x != nil {
+		return x.LeaderId
+	}
+	return ""
+}
+
+func (x *ClusterStatusResponse) GetMembers() []*ClusterMember {
+	if x != nil {
+		return x.Members
+	}
+	return nil
+}
+
+func (x *ClusterStatusResponse) GetCommitIndex() uint64 {
+	if x != nil {
+		return x.CommitIndex
+	}
+	return 0
+}
+
+type AddMemberRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The new member's id, unique in the cluster.
+	Id string `protobuf:"bytes,1,opt,name=id,proto3" json:"id,omitempty"`
+	// The host:port the other members reach it at.
+	RaftAddress string `protobuf:"bytes,2,opt,name=raft_address,json=raftAddress,proto3" json:"raft_address,omitempty"`
+	// The host:port of its API, which members name to clients while it leads.
+	ApiAddress    string `protobuf:"bytes,3,opt,name=api_address,json=apiAddress,proto3" json:"api_address,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *AddMemberRequest) Reset() {
+	*x = AddMemberRequest{}
+	mi := &file_governor_v1_governor_proto_msgTypes[62]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *AddMemberRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*AddMemberRequest) ProtoMessage() {}
+
+func (x *AddMemberRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_governor_v1_governor_proto_msgTypes[62]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use AddMemberRequest.ProtoReflect.Descriptor instead.
+func (*AddMemberRequest) Descriptor() ([]byte, []int) {
+	return file_governor_v1_governor_proto_rawDescGZIP(), []int{62}
+}
+
+func (x *AddMemberRequest) GetId() string {
+	if x != nil {
+		return x.Id
+	}
+	return ""
+}
+
+func (x *AddMemberRequest) GetRaftAddress() string {
+	if x != nil {
+		return x.RaftAddress
+	}
+	return ""
+}
+
+func (x *AddMemberRequest) GetApiAddress() string {
+	if x != nil {
+		return x.ApiAddress
+	}
+	return ""
+}
+
+type AddMemberResponse struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The log index of the new configuration.
+	ConfigurationIndex uint64 `protobuf:"varint,1,opt,name=configuration_index,json=configurationIndex,proto3" json:"configuration_index,omitempty"`
+	unknownFields      protoimpl.UnknownFields
+	sizeCache          protoimpl.SizeCache
+}
+
+func (x *AddMemberResponse) Reset() {
+	*x = AddMemberResponse{}
+	mi := &file_governor_v1_governor_proto_msgTypes[63]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *AddMemberResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*AddMemberResponse) ProtoMessage() {}
+
+func (x *AddMemberResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_governor_v1_governor_proto_msgTypes[63]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use AddMemberResponse.ProtoReflect.Descriptor instead.
+func (*AddMemberResponse) Descriptor() ([]byte, []int) {
+	return file_governor_v1_governor_proto_rawDescGZIP(), []int{63}
+}
+
+func (x *AddMemberResponse) GetConfigurationIndex() uint64 {
+	if x != nil {
+		return x.ConfigurationIndex
+	}
+	return 0
+}
+
+type RemoveMemberRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The id of the member to remove.
+	Id            string `protobuf:"bytes,1,opt,name=id,proto3" json:"id,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *RemoveMemberRequest) Reset() {
+	*x = RemoveMemberRequest{}
+	mi := &file_governor_v1_governor_proto_msgTypes[64]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *RemoveMemberRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*RemoveMemberRequest) ProtoMessage() {}
+
+func (x *RemoveMemberRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_governor_v1_governor_proto_msgTypes[64]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use RemoveMemberRequest.ProtoReflect.Descriptor instead.
+func (*RemoveMemberRequest) Descriptor() ([]byte, []int) {
+	return file_governor_v1_governor_proto_rawDescGZIP(), []int{64}
+}
+
+func (x *RemoveMemberRequest) GetId() string {
+	if x != nil {
+		return x.Id
+	}
+	return ""
+}
+
+type RemoveMemberResponse struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The log index of the new configuration.
+	ConfigurationIndex uint64 `protobuf:"varint,1,opt,name=configuration_index,json=configurationIndex,proto3" json:"configuration_index,omitempty"`
+	unknownFields      protoimpl.UnknownFields
+	sizeCache          protoimpl.SizeCache
+}
+
+func (x *RemoveMemberResponse) Reset() {
+	*x = RemoveMemberResponse{}
+	mi := &file_governor_v1_governor_proto_msgTypes[65]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *RemoveMemberResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*RemoveMemberResponse) ProtoMessage() {}
+
+func (x *RemoveMemberResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_governor_v1_governor_proto_msgTypes[65]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use RemoveMemberResponse.ProtoReflect.Descriptor instead.
+func (*RemoveMemberResponse) Descriptor() ([]byte, []int) {
+	return file_governor_v1_governor_proto_rawDescGZIP(), []int{65}
+}
+
+func (x *RemoveMemberResponse) GetConfigurationIndex() uint64 {
+	if x != nil {
+		return x.ConfigurationIndex
+	}
+	return 0
+}
+
+type TransferLeadershipRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The voter to hand the leadership to; empty lets raft pick the most up
+	// to date.
+	Id            string `protobuf:"bytes,1,opt,name=id,proto3" json:"id,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *TransferLeadershipRequest) Reset() {
+	*x = TransferLeadershipRequest{}
+	mi := &file_governor_v1_governor_proto_msgTypes[66]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *TransferLeadershipRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*TransferLeadershipRequest) ProtoMessage() {}
+
+func (x *TransferLeadershipRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_governor_v1_governor_proto_msgTypes[66]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use TransferLeadershipRequest.ProtoReflect.Descriptor instead.
+func (*TransferLeadershipRequest) Descriptor() ([]byte, []int) {
+	return file_governor_v1_governor_proto_rawDescGZIP(), []int{66}
+}
+
+func (x *TransferLeadershipRequest) GetId() string {
+	if x != nil {
+		return x.Id
+	}
+	return ""
+}
+
+type TransferLeadershipResponse struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The id of the member that leads now, as the old leader knows it.
+	LeaderId string `protobuf:"bytes,1,opt,name=leader_id,json=leaderId,proto3" json:"leader_id,omitempty"`
+	// Its API address.
+	LeaderApiAddress string `protobuf:"bytes,2,opt,name=leader_api_address,json=leaderApiAddress,proto3" json:"leader_api_address,omitempty"`
+	unknownFields    protoimpl.UnknownFields
+	sizeCache        protoimpl.SizeCache
+}
+
+func (x *TransferLeadershipResponse) Reset() {
+	*x = TransferLeadershipResponse{}
+	mi := &file_governor_v1_governor_proto_msgTypes[67]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *TransferLeadershipResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*TransferLeadershipResponse) ProtoMessage() {}
+
+func (x *TransferLeadershipResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_governor_v1_governor_proto_msgTypes[67]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use TransferLeadershipResponse.ProtoReflect.Descriptor instead.
+func (*TransferLeadershipResponse) Descriptor() ([]byte, []int) {
+	return file_governor_v1_governor_proto_rawDescGZIP(), []int{67}
+}
+
+func (x *TransferLeadershipResponse) GetLeaderId() string {
+	if x != nil {
+		return x.LeaderId
+	}
+	return ""
+}
+
+func (x *TransferLeadershipResponse) GetLeaderApiAddress() string {
+	if x != nil {
+		return x.LeaderApiAddress
+	}
+	return ""
+}
+
 var File_governor_v1_governor_proto protoreflect.FileDescriptor
 
 const file_governor_v1_governor_proto_rawDesc = "" +
@@ -5183,7 +5716,42 @@ const file_governor_v1_governor_proto_rawDesc = "" +
 	"\x04kind\x18\x01 \x01(\x0e2\x1a.governor.v1.EstimateBasisR\x04kind\x12\x17\n" +
 	"\anode_id\x18\x02 \x01(\x04R\x06nodeId\x12\x19\n" +
 	"\blease_id\x18\x03 \x01(\x04R\aleaseId\x12*\n" +
-	"\x02at\x18\x04 \x01(\v2\x1a.google.protobuf.TimestampR\x02at*q\n" +
+	"\x02at\x18\x04 \x01(\v2\x1a.google.protobuf.TimestampR\x02at\"\xef\x01\n" +
+	"\rClusterMember\x12\x0e\n" +
+	"\x02id\x18\x01 \x01(\tR\x02id\x12!\n" +
+	"\fraft_address\x18\x02 \x01(\tR\vraftAddress\x12\x1f\n" +
+	"\vapi_address\x18\x03 \x01(\tR\n" +
+	"apiAddress\x12\x1a\n" +
+	"\bsuffrage\x18\x04 \x01(\tR\bsuffrage\x12\x16\n" +
+	"\x06leader\x18\x05 \x01(\bR\x06leader\x12\x12\n" +
+	"\x04self\x18\x06 \x01(\bR\x04self\x12\x1d\n" +
+	"\n" +
+	"last_index\x18\a \x01(\x04R\tlastIndex\x12#\n" +
+	"\rapplied_index\x18\b \x01(\x04R\fappliedIndex\"\x16\n" +
+	"\x14ClusterStatusRequest\"\xc7\x01\n" +
+	"\x15ClusterStatusResponse\x12\x0e\n" +
+	"\x02id\x18\x01 \x01(\tR\x02id\x12\x14\n" +
+	"\x05state\x18\x02 \x01(\tR\x05state\x12\x12\n" +
+	"\x04term\x18\x03 \x01(\x04R\x04term\x12\x1b\n" +
+	"\tleader_id\x18\x04 \x01(\tR\bleaderId\x124\n" +
+	"\amembers\x18\x05 \x03(\v2\x1a.governor.v1.ClusterMemberR\amembers\x12!\n" +
+	"\fcommit_index\x18\x06 \x01(\x04R\vcommitIndex\"f\n" +
+	"\x10AddMemberRequest\x12\x0e\n" +
+	"\x02id\x18\x01 \x01(\tR\x02id\x12!\n" +
+	"\fraft_address\x18\x02 \x01(\tR\vraftAddress\x12\x1f\n" +
+	"\vapi_address\x18\x03 \x01(\tR\n" +
+	"apiAddress\"D\n" +
+	"\x11AddMemberResponse\x12/\n" +
+	"\x13configuration_index\x18\x01 \x01(\x04R\x12configurationIndex\"%\n" +
+	"\x13RemoveMemberRequest\x12\x0e\n" +
+	"\x02id\x18\x01 \x01(\tR\x02id\"G\n" +
+	"\x14RemoveMemberResponse\x12/\n" +
+	"\x13configuration_index\x18\x01 \x01(\x04R\x12configurationIndex\"+\n" +
+	"\x19TransferLeadershipRequest\x12\x0e\n" +
+	"\x02id\x18\x01 \x01(\tR\x02id\"g\n" +
+	"\x1aTransferLeadershipResponse\x12\x1b\n" +
+	"\tleader_id\x18\x01 \x01(\tR\bleaderId\x12,\n" +
+	"\x12leader_api_address\x18\x02 \x01(\tR\x10leaderApiAddress*q\n" +
 	"\rRateAlgorithm\x12\x1e\n" +
 	"\x1aRATE_ALGORITHM_UNSPECIFIED\x10\x00\x12\x1f\n" +
 	"\x1bRATE_ALGORITHM_TOKEN_BUCKET\x10\x01\x12\x1f\n" +
@@ -5235,7 +5803,7 @@ const file_governor_v1_governor_proto_rawDesc = "" +
 	"\x17ESTIMATE_BASIS_MAX_HOLD\x10\x01\x12\x1b\n" +
 	"\x17ESTIMATE_BASIS_DEADLINE\x10\x02\x12!\n" +
 	"\x1dESTIMATE_BASIS_SESSION_EXPIRY\x10\x03\x12\x1e\n" +
-	"\x1aESTIMATE_BASIS_RATE_REFILL\x10\x042\xf7\v\n" +
+	"\x1aESTIMATE_BASIS_RATE_REFILL\x10\x042\xd7\x0e\n" +
 	"\x0fGovernorService\x12P\n" +
 	"\vOpenSession\x12\x1f.governor.v1.OpenSessionRequest\x1a .governor.v1.OpenSessionResponse\x12J\n" +
 	"\tHeartbeat\x12\x1d.governor.v1.HeartbeatRequest\x1a\x1e.governor.v1.HeartbeatResponse\x12S\n" +
@@ -5260,7 +5828,11 @@ const file_governor_v1_governor_proto_rawDesc = "" +
 	"\vSetDefaults\x12\x1f.governor.v1.SetDefaultsRequest\x1a .governor.v1.SetDefaultsResponse\x12D\n" +
 	"\aSetRate\x12\x1b.governor.v1.SetRateRequest\x1a\x1c.governor.v1.SetRateResponse\x12J\n" +
 	"\tResetRate\x12\x1d.governor.v1.ResetRateRequest\x1a\x1e.governor.v1.ResetRateResponse\x12D\n" +
-	"\aExplain\x12\x1b.governor.v1.ExplainRequest\x1a\x1c.governor.v1.ExplainResponseB;Z9governor.dev/governor/internal/gen/governor/v1;governorv1b\x06proto3"
+	"\aExplain\x12\x1b.governor.v1.ExplainRequest\x1a\x1c.governor.v1.ExplainResponse\x12V\n" +
+	"\rClusterStatus\x12!.governor.v1.ClusterStatusRequest\x1a\".governor.v1.ClusterStatusResponse\x12J\n" +
+	"\tAddMember\x12\x1d.governor.v1.AddMemberRequest\x1a\x1e.governor.v1.AddMemberResponse\x12S\n" +
+	"\fRemoveMember\x12 .governor.v1.RemoveMemberRequest\x1a!.governor.v1.RemoveMemberResponse\x12e\n" +
+	"\x12TransferLeadership\x12&.governor.v1.TransferLeadershipRequest\x1a'.governor.v1.TransferLeadershipResponseB;Z9governor.dev/governor/internal/gen/governor/v1;governorv1b\x06proto3"
 
 var (
 	file_governor_v1_governor_proto_rawDescOnce sync.Once
@@ -5275,123 +5847,132 @@ func file_governor_v1_governor_proto_rawDescGZIP() []byte {
 }
 
 var file_governor_v1_governor_proto_enumTypes = make([]protoimpl.EnumInfo, 9)
-var file_governor_v1_governor_proto_msgTypes = make([]protoimpl.MessageInfo, 71)
+var file_governor_v1_governor_proto_msgTypes = make([]protoimpl.MessageInfo, 80)
 var file_governor_v1_governor_proto_goTypes = []any{
-	(RateAlgorithm)(0),            // 0: governor.v1.RateAlgorithm
-	(CalendarUnit)(0),             // 1: governor.v1.CalendarUnit
-	(ConsumeStatus)(0),            // 2: governor.v1.ConsumeStatus
-	(NodeState)(0),                // 3: governor.v1.NodeState
-	(ReleaseOutcome)(0),           // 4: governor.v1.ReleaseOutcome
-	(LeaseState)(0),               // 5: governor.v1.LeaseState
-	(LeaseEndedOutcome)(0),        // 6: governor.v1.LeaseEndedOutcome
-	(CapKind)(0),                  // 7: governor.v1.CapKind
-	(EstimateBasis)(0),            // 8: governor.v1.EstimateBasis
-	(*NodeSpec)(nil),              // 9: governor.v1.NodeSpec
-	(*Rate)(nil),                  // 10: governor.v1.Rate
-	(*RateUsage)(nil),             // 11: governor.v1.RateUsage
-	(*ChildDefaults)(nil),         // 12: governor.v1.ChildDefaults
-	(*Defaults)(nil),              // 13: governor.v1.Defaults
-	(*ResourceUsage)(nil),         // 14: governor.v1.ResourceUsage
-	(*ClassUsage)(nil),            // 15: governor.v1.ClassUsage
-	(*NodeInfo)(nil),              // 16: governor.v1.NodeInfo
-	(*Charge)(nil),                // 17: governor.v1.Charge
-	(*Consumer)(nil),              // 18: governor.v1.Consumer
-	(*Lease)(nil),                 // 19: governor.v1.Lease
-	(*OpenSessionRequest)(nil),    // 20: governor.v1.OpenSessionRequest
-	(*OpenSessionResponse)(nil),   // 21: governor.v1.OpenSessionResponse
-	(*HeartbeatRequest)(nil),      // 22: governor.v1.HeartbeatRequest
-	(*HeartbeatResponse)(nil),     // 23: governor.v1.HeartbeatResponse
-	(*CloseSessionRequest)(nil),   // 24: governor.v1.CloseSessionRequest
-	(*CloseSessionResponse)(nil),  // 25: governor.v1.CloseSessionResponse
-	(*CreateNodeRequest)(nil),     // 26: governor.v1.CreateNodeRequest
-	(*CreateNodeResponse)(nil),    // 27: governor.v1.CreateNodeResponse
-	(*EnsureNodeRequest)(nil),     // 28: governor.v1.EnsureNodeRequest
-	(*EnsureNodeResponse)(nil),    // 29: governor.v1.EnsureNodeResponse
-	(*GetNodeRequest)(nil),        // 30: governor.v1.GetNodeRequest
-	(*GetNodeResponse)(nil),       // 31: governor.v1.GetNodeResponse
-	(*WatchNodeRequest)(nil),      // 32: governor.v1.WatchNodeRequest
-	(*WatchNodeResponse)(nil),     // 33: governor.v1.WatchNodeResponse
-	(*CancelNodeRequest)(nil),     // 34: governor.v1.CancelNodeRequest
-	(*CancelNodeResponse)(nil),    // 35: governor.v1.CancelNodeResponse
-	(*CloseNodeRequest)(nil),      // 36: governor.v1.CloseNodeRequest
-	(*CloseNodeResponse)(nil),     // 37: governor.v1.CloseNodeResponse
-	(*ConsumeRequest)(nil),        // 38: governor.v1.ConsumeRequest
-	(*ConsumeResponse)(nil),       // 39: governor.v1.ConsumeResponse
-	(*AcquireRequest)(nil),        // 40: governor.v1.AcquireRequest
-	(*AcquireResponse)(nil),       // 41: governor.v1.AcquireResponse
-	(*TryAcquireRequest)(nil),     // 42: governor.v1.TryAcquireRequest
-	(*TryAcquireResponse)(nil),    // 43: governor.v1.TryAcquireResponse
-	(*ReleaseRequest)(nil),        // 44: governor.v1.ReleaseRequest
-	(*ReleaseResponse)(nil),       // 45: governor.v1.ReleaseResponse
-	(*ValidateRequest)(nil),       // 46: governor.v1.ValidateRequest
-	(*ValidateResponse)(nil),      // 47: governor.v1.ValidateResponse
-	(*SetQuotaRequest)(nil),       // 48: governor.v1.SetQuotaRequest
-	(*SetQuotaResponse)(nil),      // 49: governor.v1.SetQuotaResponse
-	(*SetLimitRequest)(nil),       // 50: governor.v1.SetLimitRequest
-	(*SetLimitResponse)(nil),      // 51: governor.v1.SetLimitResponse
-	(*SetDefaultsRequest)(nil),    // 52: governor.v1.SetDefaultsRequest
-	(*SetDefaultsResponse)(nil),   // 53: governor.v1.SetDefaultsResponse
-	(*SetRateRequest)(nil),        // 54: governor.v1.SetRateRequest
-	(*SetRateResponse)(nil),       // 55: governor.v1.SetRateResponse
-	(*ResetRateRequest)(nil),      // 56: governor.v1.ResetRateRequest
-	(*ResetRateResponse)(nil),     // 57: governor.v1.ResetRateResponse
-	(*Denial)(nil),                // 58: governor.v1.Denial
-	(*LeaseEnded)(nil),            // 59: governor.v1.LeaseEnded
-	(*BadField)(nil),              // 60: governor.v1.BadField
-	(*ExplainRequest)(nil),        // 61: governor.v1.ExplainRequest
-	(*ExplainResponse)(nil),       // 62: governor.v1.ExplainResponse
-	(*BindingCap)(nil),            // 63: governor.v1.BindingCap
-	(*SlotHolder)(nil),            // 64: governor.v1.SlotHolder
-	(*WaitPlace)(nil),             // 65: governor.v1.WaitPlace
-	(*RunEstimate)(nil),           // 66: governor.v1.RunEstimate
-	(*EstimateBound)(nil),         // 67: governor.v1.EstimateBound
-	nil,                           // 68: governor.v1.NodeSpec.QuotasEntry
-	nil,                           // 69: governor.v1.NodeSpec.LimitsEntry
-	nil,                           // 70: governor.v1.NodeSpec.RatesEntry
-	nil,                           // 71: governor.v1.ChildDefaults.QuotasEntry
-	nil,                           // 72: governor.v1.ChildDefaults.LimitsEntry
-	nil,                           // 73: governor.v1.ChildDefaults.RatesEntry
-	nil,                           // 74: governor.v1.Defaults.QuotasEntry
-	nil,                           // 75: governor.v1.Defaults.LimitsEntry
-	nil,                           // 76: governor.v1.Defaults.RatesEntry
-	nil,                           // 77: governor.v1.NodeInfo.ResourcesEntry
-	nil,                           // 78: governor.v1.NodeInfo.ClassesEntry
-	nil,                           // 79: governor.v1.NodeInfo.RatesEntry
-	(*timestamppb.Timestamp)(nil), // 80: google.protobuf.Timestamp
-	(*durationpb.Duration)(nil),   // 81: google.protobuf.Duration
+	(RateAlgorithm)(0),                 // 0: governor.v1.RateAlgorithm
+	(CalendarUnit)(0),                  // 1: governor.v1.CalendarUnit
+	(ConsumeStatus)(0),                 // 2: governor.v1.ConsumeStatus
+	(NodeState)(0),                     // 3: governor.v1.NodeState
+	(ReleaseOutcome)(0),                // 4: governor.v1.ReleaseOutcome
+	(LeaseState)(0),                    // 5: governor.v1.LeaseState
+	(LeaseEndedOutcome)(0),             // 6: governor.v1.LeaseEndedOutcome
+	(CapKind)(0),                       // 7: governor.v1.CapKind
+	(EstimateBasis)(0),                 // 8: governor.v1.EstimateBasis
+	(*NodeSpec)(nil),                   // 9: governor.v1.NodeSpec
+	(*Rate)(nil),                       // 10: governor.v1.Rate
+	(*RateUsage)(nil),                  // 11: governor.v1.RateUsage
+	(*ChildDefaults)(nil),              // 12: governor.v1.ChildDefaults
+	(*Defaults)(nil),                   // 13: governor.v1.Defaults
+	(*ResourceUsage)(nil),              // 14: governor.v1.ResourceUsage
+	(*ClassUsage)(nil),                 // 15: governor.v1.ClassUsage
+	(*NodeInfo)(nil),                   // 16: governor.v1.NodeInfo
+	(*Charge)(nil),                     // 17: governor.v1.Charge
+	(*Consumer)(nil),                   // 18: governor.v1.Consumer
+	(*Lease)(nil),                      // 19: governor.v1.Lease
+	(*OpenSessionRequest)(nil),         // 20: governor.v1.OpenSessionRequest
+	(*OpenSessionResponse)(nil),        // 21: governor.v1.OpenSessionResponse
+	(*HeartbeatRequest)(nil),           // 22: governor.v1.HeartbeatRequest
+	(*HeartbeatResponse)(nil),          // 23: governor.v1.HeartbeatResponse
+	(*CloseSessionRequest)(nil),        // 24: governor.v1.CloseSessionRequest
+	(*CloseSessionResponse)(nil),       // 25: governor.v1.CloseSessionResponse
+	(*CreateNodeRequest)(nil),          // 26: governor.v1.CreateNodeRequest
+	(*CreateNodeResponse)(nil),         // 27: governor.v1.CreateNodeResponse
+	(*EnsureNodeRequest)(nil),          // 28: governor.v1.EnsureNodeRequest
+	(*EnsureNodeResponse)(nil),         // 29: governor.v1.EnsureNodeResponse
+	(*GetNodeRequest)(nil),             // 30: governor.v1.GetNodeRequest
+	(*GetNodeResponse)(nil),            // 31: governor.v1.GetNodeResponse
+	(*WatchNodeRequest)(nil),           // 32: governor.v1.WatchNodeRequest
+	(*WatchNodeResponse)(nil),          // 33: governor.v1.WatchNodeResponse
+	(*CancelNodeRequest)(nil),          // 34: governor.v1.CancelNodeRequest
+	(*CancelNodeResponse)(nil),         // 35: governor.v1.CancelNodeResponse
+	(*CloseNodeRequest)(nil),           // 36: governor.v1.CloseNodeRequest
+	(*CloseNodeResponse)(nil),          // 37: governor.v1.CloseNodeResponse
+	(*ConsumeRequest)(nil),             // 38: governor.v1.ConsumeRequest
+	(*ConsumeResponse)(nil),            // 39: governor.v1.ConsumeResponse
+	(*AcquireRequest)(nil),             // 40: governor.v1.AcquireRequest
+	(*AcquireResponse)(nil),            // 41: governor.v1.AcquireResponse
+	(*TryAcquireRequest)(nil),          // 42: governor.v1.TryAcquireRequest
+	(*TryAcquireResponse)(nil),         // 43: governor.v1.TryAcquireResponse
+	(*ReleaseRequest)(nil),             // 44: governor.v1.ReleaseRequest
+	(*ReleaseResponse)(nil),            // 45: governor.v1.ReleaseResponse
+	(*ValidateRequest)(nil),            // 46: governor.v1.ValidateRequest
+	(*ValidateResponse)(nil),           // 47: governor.v1.ValidateResponse
+	(*SetQuotaRequest)(nil),            // 48: governor.v1.SetQuotaRequest
+	(*SetQuotaResponse)(nil),           // 49: governor.v1.SetQuotaResponse
+	(*SetLimitRequest)(nil),            // 50: governor.v1.SetLimitRequest
+	(*SetLimitResponse)(nil),           // 51: governor.v1.SetLimitResponse
+	(*SetDefaultsRequest)(nil),         // 52: governor.v1.SetDefaultsRequest
+	(*SetDefaultsResponse)(nil),        // 53: governor.v1.SetDefaultsResponse
+	(*SetRateRequest)(nil),             // 54: governor.v1.SetRateRequest
+	(*SetRateResponse)(nil),            // 55: governor.v1.SetRateResponse
+	(*ResetRateRequest)(nil),           // 56: governor.v1.ResetRateRequest
+	(*ResetRateResponse)(nil),          // 57: governor.v1.ResetRateResponse
+	(*Denial)(nil),                     // 58: governor.v1.Denial
+	(*LeaseEnded)(nil),                 // 59: governor.v1.LeaseEnded
+	(*BadField)(nil),                   // 60: governor.v1.BadField
+	(*ExplainRequest)(nil),             // 61: governor.v1.ExplainRequest
+	(*ExplainResponse)(nil),            // 62: governor.v1.ExplainResponse
+	(*BindingCap)(nil),                 // 63: governor.v1.BindingCap
+	(*SlotHolder)(nil),                 // 64: governor.v1.SlotHolder
+	(*WaitPlace)(nil),                  // 65: governor.v1.WaitPlace
+	(*RunEstimate)(nil),                // 66: governor.v1.RunEstimate
+	(*EstimateBound)(nil),              // 67: governor.v1.EstimateBound
+	(*ClusterMember)(nil),              // 68: governor.v1.ClusterMember
+	(*ClusterStatusRequest)(nil),       // 69: governor.v1.ClusterStatusRequest
+	(*ClusterStatusResponse)(nil),      // 70: governor.v1.ClusterStatusResponse
+	(*AddMemberRequest)(nil),           // 71: governor.v1.AddMemberRequest
+	(*AddMemberResponse)(nil),          // 72: governor.v1.AddMemberResponse
+	(*RemoveMemberRequest)(nil),        // 73: governor.v1.RemoveMemberRequest
+	(*RemoveMemberResponse)(nil),       // 74: governor.v1.RemoveMemberResponse
+	(*TransferLeadershipRequest)(nil),  // 75: governor.v1.TransferLeadershipRequest
+	(*TransferLeadershipResponse)(nil), // 76: governor.v1.TransferLeadershipResponse
+	nil,                                // 77: governor.v1.NodeSpec.QuotasEntry
+	nil,                                // 78: governor.v1.NodeSpec.LimitsEntry
+	nil,                                // 79: governor.v1.NodeSpec.RatesEntry
+	nil,                                // 80: governor.v1.ChildDefaults.QuotasEntry
+	nil,                                // 81: governor.v1.ChildDefaults.LimitsEntry
+	nil,                                // 82: governor.v1.ChildDefaults.RatesEntry
+	nil,                                // 83: governor.v1.Defaults.QuotasEntry
+	nil,                                // 84: governor.v1.Defaults.LimitsEntry
+	nil,                                // 85: governor.v1.Defaults.RatesEntry
+	nil,                                // 86: governor.v1.NodeInfo.ResourcesEntry
+	nil,                                // 87: governor.v1.NodeInfo.ClassesEntry
+	nil,                                // 88: governor.v1.NodeInfo.RatesEntry
+	(*timestamppb.Timestamp)(nil),      // 89: google.protobuf.Timestamp
+	(*durationpb.Duration)(nil),        // 90: google.protobuf.Duration
 }
 var file_governor_v1_governor_proto_depIdxs = []int32{
-	68,  // 0: governor.v1.NodeSpec.quotas:type_name -> governor.v1.NodeSpec.QuotasEntry
-	69,  // 1: governor.v1.NodeSpec.limits:type_name -> governor.v1.NodeSpec.LimitsEntry
-	80,  // 2: governor.v1.NodeSpec.deadline:type_name -> google.protobuf.Timestamp
-	70,  // 3: governor.v1.NodeSpec.rates:type_name -> governor.v1.NodeSpec.RatesEntry
-	81,  // 4: governor.v1.NodeSpec.retention:type_name -> google.protobuf.Duration
-	81,  // 5: governor.v1.Rate.period:type_name -> google.protobuf.Duration
+	77,  // 0: governor.v1.NodeSpec.quotas:type_name -> governor.v1.NodeSpec.QuotasEntry
+	78,  // 1: governor.v1.NodeSpec.limits:type_name -> governor.v1.NodeSpec.LimitsEntry
+	89,  // 2: governor.v1.NodeSpec.deadline:type_name -> google.protobuf.Timestamp
+	79,  // 3: governor.v1.NodeSpec.rates:type_name -> governor.v1.NodeSpec.RatesEntry
+	90,  // 4: governor.v1.NodeSpec.retention:type_name -> google.protobuf.Duration
+	90,  // 5: governor.v1.Rate.period:type_name -> google.protobuf.Duration
 	0,   // 6: governor.v1.Rate.algorithm:type_name -> governor.v1.RateAlgorithm
 	1,   // 7: governor.v1.Rate.calendar:type_name -> governor.v1.CalendarUnit
 	10,  // 8: governor.v1.RateUsage.rate:type_name -> governor.v1.Rate
-	80,  // 9: governor.v1.RateUsage.reset_time:type_name -> google.protobuf.Timestamp
-	71,  // 10: governor.v1.ChildDefaults.quotas:type_name -> governor.v1.ChildDefaults.QuotasEntry
-	72,  // 11: governor.v1.ChildDefaults.limits:type_name -> governor.v1.ChildDefaults.LimitsEntry
-	73,  // 12: governor.v1.ChildDefaults.rates:type_name -> governor.v1.ChildDefaults.RatesEntry
-	74,  // 13: governor.v1.Defaults.quotas:type_name -> governor.v1.Defaults.QuotasEntry
-	75,  // 14: governor.v1.Defaults.limits:type_name -> governor.v1.Defaults.LimitsEntry
+	89,  // 9: governor.v1.RateUsage.reset_time:type_name -> google.protobuf.Timestamp
+	80,  // 10: governor.v1.ChildDefaults.quotas:type_name -> governor.v1.ChildDefaults.QuotasEntry
+	81,  // 11: governor.v1.ChildDefaults.limits:type_name -> governor.v1.ChildDefaults.LimitsEntry
+	82,  // 12: governor.v1.ChildDefaults.rates:type_name -> governor.v1.ChildDefaults.RatesEntry
+	83,  // 13: governor.v1.Defaults.quotas:type_name -> governor.v1.Defaults.QuotasEntry
+	84,  // 14: governor.v1.Defaults.limits:type_name -> governor.v1.Defaults.LimitsEntry
 	12,  // 15: governor.v1.Defaults.children:type_name -> governor.v1.ChildDefaults
-	76,  // 16: governor.v1.Defaults.rates:type_name -> governor.v1.Defaults.RatesEntry
+	85,  // 16: governor.v1.Defaults.rates:type_name -> governor.v1.Defaults.RatesEntry
 	3,   // 17: governor.v1.NodeInfo.state:type_name -> governor.v1.NodeState
-	80,  // 18: governor.v1.NodeInfo.created_at:type_name -> google.protobuf.Timestamp
-	80,  // 19: governor.v1.NodeInfo.ended_at:type_name -> google.protobuf.Timestamp
-	80,  // 20: governor.v1.NodeInfo.deadline:type_name -> google.protobuf.Timestamp
-	77,  // 21: governor.v1.NodeInfo.resources:type_name -> governor.v1.NodeInfo.ResourcesEntry
-	78,  // 22: governor.v1.NodeInfo.classes:type_name -> governor.v1.NodeInfo.ClassesEntry
+	89,  // 18: governor.v1.NodeInfo.created_at:type_name -> google.protobuf.Timestamp
+	89,  // 19: governor.v1.NodeInfo.ended_at:type_name -> google.protobuf.Timestamp
+	89,  // 20: governor.v1.NodeInfo.deadline:type_name -> google.protobuf.Timestamp
+	86,  // 21: governor.v1.NodeInfo.resources:type_name -> governor.v1.NodeInfo.ResourcesEntry
+	87,  // 22: governor.v1.NodeInfo.classes:type_name -> governor.v1.NodeInfo.ClassesEntry
 	13,  // 23: governor.v1.NodeInfo.defaults:type_name -> governor.v1.Defaults
-	79,  // 24: governor.v1.NodeInfo.rates:type_name -> governor.v1.NodeInfo.RatesEntry
-	80,  // 25: governor.v1.Lease.granted_at:type_name -> google.protobuf.Timestamp
-	80,  // 26: governor.v1.Lease.hold_until:type_name -> google.protobuf.Timestamp
-	81,  // 27: governor.v1.OpenSessionRequest.ttl:type_name -> google.protobuf.Duration
-	81,  // 28: governor.v1.OpenSessionResponse.ttl:type_name -> google.protobuf.Duration
-	81,  // 29: governor.v1.HeartbeatResponse.ttl:type_name -> google.protobuf.Duration
-	80,  // 30: governor.v1.HeartbeatResponse.expires_at:type_name -> google.protobuf.Timestamp
+	88,  // 24: governor.v1.NodeInfo.rates:type_name -> governor.v1.NodeInfo.RatesEntry
+	89,  // 25: governor.v1.Lease.granted_at:type_name -> google.protobuf.Timestamp
+	89,  // 26: governor.v1.Lease.hold_until:type_name -> google.protobuf.Timestamp
+	90,  // 27: governor.v1.OpenSessionRequest.ttl:type_name -> google.protobuf.Duration
+	90,  // 28: governor.v1.OpenSessionResponse.ttl:type_name -> google.protobuf.Duration
+	90,  // 29: governor.v1.HeartbeatResponse.ttl:type_name -> google.protobuf.Duration
+	89,  // 30: governor.v1.HeartbeatResponse.expires_at:type_name -> google.protobuf.Timestamp
 	9,   // 31: governor.v1.CreateNodeRequest.spec:type_name -> governor.v1.NodeSpec
 	16,  // 32: governor.v1.CreateNodeResponse.node:type_name -> governor.v1.NodeInfo
 	9,   // 33: governor.v1.EnsureNodeRequest.spec:type_name -> governor.v1.NodeSpec
@@ -5400,19 +5981,19 @@ var file_governor_v1_governor_proto_depIdxs = []int32{
 	16,  // 36: governor.v1.GetNodeResponse.node:type_name -> governor.v1.NodeInfo
 	16,  // 37: governor.v1.GetNodeResponse.children:type_name -> governor.v1.NodeInfo
 	3,   // 38: governor.v1.WatchNodeResponse.state:type_name -> governor.v1.NodeState
-	80,  // 39: governor.v1.WatchNodeResponse.changed_at:type_name -> google.protobuf.Timestamp
+	89,  // 39: governor.v1.WatchNodeResponse.changed_at:type_name -> google.protobuf.Timestamp
 	16,  // 40: governor.v1.WatchNodeResponse.usage:type_name -> governor.v1.NodeInfo
 	16,  // 41: governor.v1.CancelNodeResponse.node:type_name -> governor.v1.NodeInfo
 	16,  // 42: governor.v1.CloseNodeResponse.node:type_name -> governor.v1.NodeInfo
-	81,  // 43: governor.v1.ConsumeRequest.max_wait:type_name -> google.protobuf.Duration
-	80,  // 44: governor.v1.ConsumeResponse.reset_time:type_name -> google.protobuf.Timestamp
+	90,  // 43: governor.v1.ConsumeRequest.max_wait:type_name -> google.protobuf.Duration
+	89,  // 44: governor.v1.ConsumeResponse.reset_time:type_name -> google.protobuf.Timestamp
 	2,   // 45: governor.v1.ConsumeResponse.status:type_name -> governor.v1.ConsumeStatus
-	81,  // 46: governor.v1.ConsumeResponse.retry_after:type_name -> google.protobuf.Duration
-	81,  // 47: governor.v1.AcquireRequest.max_hold:type_name -> google.protobuf.Duration
+	90,  // 46: governor.v1.ConsumeResponse.retry_after:type_name -> google.protobuf.Duration
+	90,  // 47: governor.v1.AcquireRequest.max_hold:type_name -> google.protobuf.Duration
 	19,  // 48: governor.v1.AcquireResponse.lease:type_name -> governor.v1.Lease
-	81,  // 49: governor.v1.TryAcquireRequest.max_hold:type_name -> google.protobuf.Duration
+	90,  // 49: governor.v1.TryAcquireRequest.max_hold:type_name -> google.protobuf.Duration
 	19,  // 50: governor.v1.TryAcquireResponse.lease:type_name -> governor.v1.Lease
-	81,  // 51: governor.v1.ReleaseRequest.latency:type_name -> google.protobuf.Duration
+	90,  // 51: governor.v1.ReleaseRequest.latency:type_name -> google.protobuf.Duration
 	4,   // 52: governor.v1.ReleaseResponse.outcome:type_name -> governor.v1.ReleaseOutcome
 	19,  // 53: governor.v1.ValidateResponse.lease:type_name -> governor.v1.Lease
 	5,   // 54: governor.v1.ValidateResponse.state:type_name -> governor.v1.LeaseState
@@ -5425,74 +6006,83 @@ var file_governor_v1_governor_proto_depIdxs = []int32{
 	16,  // 61: governor.v1.ResetRateResponse.node:type_name -> governor.v1.NodeInfo
 	18,  // 62: governor.v1.Denial.largest_consumer:type_name -> governor.v1.Consumer
 	10,  // 63: governor.v1.Denial.rate:type_name -> governor.v1.Rate
-	81,  // 64: governor.v1.Denial.retry_after:type_name -> google.protobuf.Duration
-	80,  // 65: governor.v1.Denial.reset_time:type_name -> google.protobuf.Timestamp
+	90,  // 64: governor.v1.Denial.retry_after:type_name -> google.protobuf.Duration
+	89,  // 65: governor.v1.Denial.reset_time:type_name -> google.protobuf.Timestamp
 	6,   // 66: governor.v1.LeaseEnded.outcome:type_name -> governor.v1.LeaseEndedOutcome
-	80,  // 67: governor.v1.ExplainResponse.now:type_name -> google.protobuf.Timestamp
+	89,  // 67: governor.v1.ExplainResponse.now:type_name -> google.protobuf.Timestamp
 	63,  // 68: governor.v1.ExplainResponse.caps:type_name -> governor.v1.BindingCap
 	65,  // 69: governor.v1.ExplainResponse.waiting:type_name -> governor.v1.WaitPlace
 	66,  // 70: governor.v1.ExplainResponse.estimate:type_name -> governor.v1.RunEstimate
 	7,   // 71: governor.v1.BindingCap.kind:type_name -> governor.v1.CapKind
-	80,  // 72: governor.v1.BindingCap.refill:type_name -> google.protobuf.Timestamp
+	89,  // 72: governor.v1.BindingCap.refill:type_name -> google.protobuf.Timestamp
 	64,  // 73: governor.v1.BindingCap.holders:type_name -> governor.v1.SlotHolder
-	80,  // 74: governor.v1.SlotHolder.granted:type_name -> google.protobuf.Timestamp
-	80,  // 75: governor.v1.SlotHolder.ends_by:type_name -> google.protobuf.Timestamp
+	89,  // 74: governor.v1.SlotHolder.granted:type_name -> google.protobuf.Timestamp
+	89,  // 75: governor.v1.SlotHolder.ends_by:type_name -> google.protobuf.Timestamp
 	8,   // 76: governor.v1.SlotHolder.basis:type_name -> governor.v1.EstimateBasis
-	80,  // 77: governor.v1.RunEstimate.at:type_name -> google.protobuf.Timestamp
+	89,  // 77: governor.v1.RunEstimate.at:type_name -> google.protobuf.Timestamp
 	67,  // 78: governor.v1.RunEstimate.basis:type_name -> governor.v1.EstimateBound
 	8,   // 79: governor.v1.EstimateBound.kind:type_name -> governor.v1.EstimateBasis
-	80,  // 80: governor.v1.EstimateBound.at:type_name -> google.protobuf.Timestamp
-	10,  // 81: governor.v1.NodeSpec.RatesEntry.value:type_name -> governor.v1.Rate
-	10,  // 82: governor.v1.ChildDefaults.RatesEntry.value:type_name -> governor.v1.Rate
-	10,  // 83: governor.v1.Defaults.RatesEntry.value:type_name -> governor.v1.Rate
-	14,  // 84: governor.v1.NodeInfo.ResourcesEntry.value:type_name -> governor.v1.ResourceUsage
-	15,  // 85: governor.v1.NodeInfo.ClassesEntry.value:type_name -> governor.v1.ClassUsage
-	11,  // 86: governor.v1.NodeInfo.RatesEntry.value:type_name -> governor.v1.RateUsage
-	20,  // 87: governor.v1.GovernorService.OpenSession:input_type -> governor.v1.OpenSessionRequest
-	22,  // 88: governor.v1.GovernorService.Heartbeat:input_type -> governor.v1.HeartbeatRequest
-	24,  // 89: governor.v1.GovernorService.CloseSession:input_type -> governor.v1.CloseSessionRequest
-	26,  // 90: governor.v1.GovernorService.CreateNode:input_type -> governor.v1.CreateNodeRequest
-	28,  // 91: governor.v1.GovernorService.EnsureNode:input_type -> governor.v1.EnsureNodeRequest
-	30,  // 92: governor.v1.GovernorService.GetNode:input_type -> governor.v1.GetNodeRequest
-	32,  // 93: governor.v1.GovernorService.WatchNode:input_type -> governor.v1.WatchNodeRequest
-	34,  // 94: governor.v1.GovernorService.CancelNode:input_type -> governor.v1.CancelNodeRequest
-	36,  // 95: governor.v1.GovernorService.CloseNode:input_type -> governor.v1.CloseNodeRequest
-	38,  // 96: governor.v1.GovernorService.Consume:input_type -> governor.v1.ConsumeRequest
-	40,  // 97: governor.v1.GovernorService.Acquire:input_type -> governor.v1.AcquireRequest
-	42,  // 98: governor.v1.GovernorService.TryAcquire:input_type -> governor.v1.TryAcquireRequest
-	44,  // 99: governor.v1.GovernorService.Release:input_type -> governor.v1.ReleaseRequest
-	46,  // 100: governor.v1.GovernorService.Validate:input_type -> governor.v1.ValidateRequest
-	48,  // 101: governor.v1.GovernorService.SetQuota:input_type -> governor.v1.SetQuotaRequest
-	50,  // 102: governor.v1.GovernorService.SetLimit:input_type -> governor.v1.SetLimitRequest
-	52,  // 103: governor.v1.GovernorService.SetDefaults:input_type -> governor.v1.SetDefaultsRequest
-	54,  // 104: governor.v1.GovernorService.SetRate:input_type -> governor.v1.SetRateRequest
-	56,  // 105: governor.v1.GovernorService.ResetRate:input_type -> governor.v1.ResetRateRequest
-	61,  // 106: governor.v1.GovernorService.Explain:input_type -> governor.v1.ExplainRequest
-	21,  // 107: governor.v1.GovernorService.OpenSession:output_type -> governor.v1.OpenSessionResponse
-	23,  // 108: governor.v1.GovernorService.Heartbeat:output_type -> governor.v1.HeartbeatResponse
-	25,  // 109: governor.v1.GovernorService.CloseSession:output_type -> governor.v1.CloseSessionResponse
-	27,  // 110: governor.v1.GovernorService.CreateNode:output_type -> governor.v1.CreateNodeResponse
-	29,  // 111: governor.v1.GovernorService.EnsureNode:output_type -> governor.v1.EnsureNodeResponse
-	31,  // 112: governor.v1.GovernorService.GetNode:output_type -> governor.v1.GetNodeResponse
-	33,  // 113: governor.v1.GovernorService.WatchNode:output_type -> governor.v1.WatchNodeResponse
-	35,  // 114: governor.v1.GovernorService.CancelNode:output_type -> governor.v1.CancelNodeResponse
-	37,  // 115: governor.v1.GovernorService.CloseNode:output_type -> governor.v1.CloseNodeResponse
-	39,  // 116: governor.v1.GovernorService.Consume:output_type -> governor.v1.ConsumeResponse
-	41,  // 117: governor.v1.GovernorService.Acquire:output_type -> governor.v1.AcquireResponse
-	43,  // 118: governor.v1.GovernorService.TryAcquire:output_type -> governor.v1.TryAcquireResponse
-	45,  // 119: governor.v1.GovernorService.Release:output_type -> governor.v1.ReleaseResponse
-	47,  // 120: governor.v1.GovernorService.Validate:output_type -> governor.v1.ValidateResponse
-	49,  // 121: governor.v1.GovernorService.SetQuota:output_type -> governor.v1.SetQuotaResponse
-	51,  // 122: governor.v1.GovernorService.SetLimit:output_type -> governor.v1.SetLimitResponse
-	53,  // 123: governor.v1.GovernorService.SetDefaults:output_type -> governor.v1.SetDefaultsResponse
-	55,  // 124: governor.v1.GovernorService.SetRate:output_type -> governor.v1.SetRateResponse
-	57,  // 125: governor.v1.GovernorService.ResetRate:output_type -> governor.v1.ResetRateResponse
-	62,  // 126: governor.v1.GovernorService.Explain:output_type -> governor.v1.ExplainResponse
-	107, // [107:127] is the sub-list for method output_type
-	87,  // [87:107] is the sub-list for method input_type
-	87,  // [87:87] is the sub-list for extension type_name
-	87,  // [87:87] is the sub-list for extension extendee
-	0,   // [0:87] is the sub-list for field type_name
+	89,  // 80: governor.v1.EstimateBound.at:type_name -> google.protobuf.Timestamp
+	68,  // 81: governor.v1.ClusterStatusResponse.members:type_name -> governor.v1.ClusterMember
+	10,  // 82: governor.v1.NodeSpec.RatesEntry.value:type_name -> governor.v1.Rate
+	10,  // 83: governor.v1.ChildDefaults.RatesEntry.value:type_name -> governor.v1.Rate
+	10,  // 84: governor.v1.Defaults.RatesEntry.value:type_name -> governor.v1.Rate
+	14,  // 85: governor.v1.NodeInfo.ResourcesEntry.value:type_name -> governor.v1.ResourceUsage
+	15,  // 86: governor.v1.NodeInfo.ClassesEntry.value:type_name -> governor.v1.ClassUsage
+	11,  // 87: governor.v1.NodeInfo.RatesEntry.value:type_name -> governor.v1.RateUsage
+	20,  // 88: governor.v1.GovernorService.OpenSession:input_type -> governor.v1.OpenSessionRequest
+	22,  // 89: governor.v1.GovernorService.Heartbeat:input_type -> governor.v1.HeartbeatRequest
+	24,  // 90: governor.v1.GovernorService.CloseSession:input_type -> governor.v1.CloseSessionRequest
+	26,  // 91: governor.v1.GovernorService.CreateNode:input_type -> governor.v1.CreateNodeRequest
+	28,  // 92: governor.v1.GovernorService.EnsureNode:input_type -> governor.v1.EnsureNodeRequest
+	30,  // 93: governor.v1.GovernorService.GetNode:input_type -> governor.v1.GetNodeRequest
+	32,  // 94: governor.v1.GovernorService.WatchNode:input_type -> governor.v1.WatchNodeRequest
+	34,  // 95: governor.v1.GovernorService.CancelNode:input_type -> governor.v1.CancelNodeRequest
+	36,  // 96: governor.v1.GovernorService.CloseNode:input_type -> governor.v1.CloseNodeRequest
+	38,  // 97: governor.v1.GovernorService.Consume:input_type -> governor.v1.ConsumeRequest
+	40,  // 98: governor.v1.GovernorService.Acquire:input_type -> governor.v1.AcquireRequest
+	42,  // 99: governor.v1.GovernorService.TryAcquire:input_type -> governor.v1.TryAcquireRequest
+	44,  // 100: governor.v1.GovernorService.Release:input_type -> governor.v1.ReleaseRequest
+	46,  // 101: governor.v1.GovernorService.Validate:input_type -> governor.v1.ValidateRequest
+	48,  // 102: governor.v1.GovernorService.SetQuota:input_type -> governor.v1.SetQuotaRequest
+	50,  // 103: governor.v1.GovernorService.SetLimit:input_type -> governor.v1.SetLimitRequest
+	52,  // 104: governor.v1.GovernorService.SetDefaults:input_type -> governor.v1.SetDefaultsRequest
+	54,  // 105: governor.v1.GovernorService.SetRate:input_type -> governor.v1.SetRateRequest
+	56,  // 106: governor.v1.GovernorService.ResetRate:input_type -> governor.v1.ResetRateRequest
+	61,  // 107: governor.v1.GovernorService.Explain:input_type -> governor.v1.ExplainRequest
+	69,  // 108: governor.v1.GovernorService.ClusterStatus:input_type -> governor.v1.ClusterStatusRequest
+	71,  // 109: governor.v1.GovernorService.AddMember:input_type -> governor.v1.AddMemberRequest
+	73,  // 110: governor.v1.GovernorService.RemoveMember:input_type -> governor.v1.RemoveMemberRequest
+	75,  // 111: governor.v1.GovernorService.TransferLeadership:input_type -> governor.v1.TransferLeadershipRequest
+	21,  // 112: governor.v1.GovernorService.OpenSession:output_type -> governor.v1.OpenSessionResponse
+	23,  // 113: governor.v1.GovernorService.Heartbeat:output_type -> governor.v1.HeartbeatResponse
+	25,  // 114: governor.v1.GovernorService.CloseSession:output_type -> governor.v1.CloseSessionResponse
+	27,  // 115: governor.v1.GovernorService.CreateNode:output_type -> governor.v1.CreateNodeResponse
+	29,  // 116: governor.v1.GovernorService.EnsureNode:output_type -> governor.v1.EnsureNodeResponse
+	31,  // 117: governor.v1.GovernorService.GetNode:output_type -> governor.v1.GetNodeResponse
+	33,  // 118: governor.v1.GovernorService.WatchNode:output_type -> governor.v1.WatchNodeResponse
+	35,  // 119: governor.v1.GovernorService.CancelNode:output_type -> governor.v1.CancelNodeResponse
+	37,  // 120: governor.v1.GovernorService.CloseNode:output_type -> governor.v1.CloseNodeResponse
+	39,  // 121: governor.v1.GovernorService.Consume:output_type -> governor.v1.ConsumeResponse
+	41,  // 122: governor.v1.GovernorService.Acquire:output_type -> governor.v1.AcquireResponse
+	43,  // 123: governor.v1.GovernorService.TryAcquire:output_type -> governor.v1.TryAcquireResponse
+	45,  // 124: governor.v1.GovernorService.Release:output_type -> governor.v1.ReleaseResponse
+	47,  // 125: governor.v1.GovernorService.Validate:output_type -> governor.v1.ValidateResponse
+	49,  // 126: governor.v1.GovernorService.SetQuota:output_type -> governor.v1.SetQuotaResponse
+	51,  // 127: governor.v1.GovernorService.SetLimit:output_type -> governor.v1.SetLimitResponse
+	53,  // 128: governor.v1.GovernorService.SetDefaults:output_type -> governor.v1.SetDefaultsResponse
+	55,  // 129: governor.v1.GovernorService.SetRate:output_type -> governor.v1.SetRateResponse
+	57,  // 130: governor.v1.GovernorService.ResetRate:output_type -> governor.v1.ResetRateResponse
+	62,  // 131: governor.v1.GovernorService.Explain:output_type -> governor.v1.ExplainResponse
+	70,  // 132: governor.v1.GovernorService.ClusterStatus:output_type -> governor.v1.ClusterStatusResponse
+	72,  // 133: governor.v1.GovernorService.AddMember:output_type -> governor.v1.AddMemberResponse
+	74,  // 134: governor.v1.GovernorService.RemoveMember:output_type -> governor.v1.RemoveMemberResponse
+	76,  // 135: governor.v1.GovernorService.TransferLeadership:output_type -> governor.v1.TransferLeadershipResponse
+	112, // [112:136] is the sub-list for method output_type
+	88,  // [88:112] is the sub-list for method input_type
+	88,  // [88:88] is the sub-list for extension type_name
+	88,  // [88:88] is the sub-list for extension extendee
+	0,   // [0:88] is the sub-list for field type_name
 }
 
 func init() { file_governor_v1_governor_proto_init() }
@@ -5511,7 +6101,7 @@ func file_governor_v1_governor_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_governor_v1_governor_proto_rawDesc), len(file_governor_v1_governor_proto_rawDesc)),
 			NumEnums:      9,
-			NumMessages:   71,
+			NumMessages:   80,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

@@ -90,6 +90,18 @@ const (
 	GovernorServiceResetRateProcedure = "/governor.v1.GovernorService/ResetRate"
 	// GovernorServiceExplainProcedure is the fully-qualified name of the GovernorService's Explain RPC.
 	GovernorServiceExplainProcedure = "/governor.v1.GovernorService/Explain"
+	// GovernorServiceClusterStatusProcedure is the fully-qualified name of the GovernorService's
+	// ClusterStatus RPC.
+	GovernorServiceClusterStatusProcedure = "/governor.v1.GovernorService/ClusterStatus"
+	// GovernorServiceAddMemberProcedure is the fully-qualified name of the GovernorService's AddMember
+	// RPC.
+	GovernorServiceAddMemberProcedure = "/governor.v1.GovernorService/AddMember"
+	// GovernorServiceRemoveMemberProcedure is the fully-qualified name of the GovernorService's
+	// RemoveMember RPC.
+	GovernorServiceRemoveMemberProcedure = "/governor.v1.GovernorService/RemoveMember"
+	// GovernorServiceTransferLeadershipProcedure is the fully-qualified name of the GovernorService's
+	// TransferLeadership RPC.
+	GovernorServiceTransferLeadershipProcedure = "/governor.v1.GovernorService/TransferLeadership"
 )
 
 // GovernorServiceClient is a client for the governor.v1.GovernorService service.
@@ -152,6 +164,17 @@ type GovernorServiceClient interface {
 	// lease of a class now: every cap on its chain that binds, where its
 	// queued acquires stand, and when it could go ahead. It changes nothing.
 	Explain(context.Context, *connect.Request[v1.ExplainRequest]) (*connect.Response[v1.ExplainResponse], error)
+	// ClusterStatus describes the cluster as this member sees it.
+	ClusterStatus(context.Context, *connect.Request[v1.ClusterStatusRequest]) (*connect.Response[v1.ClusterStatusResponse], error)
+	// AddMember adds a voting member through the log, once the member's
+	// governord is running with a cluster section that names it.
+	AddMember(context.Context, *connect.Request[v1.AddMemberRequest]) (*connect.Response[v1.AddMemberResponse], error)
+	// RemoveMember removes a member through the log. The leader does not
+	// remove itself (transfer the leadership first), nor the last voter.
+	RemoveMember(context.Context, *connect.Request[v1.RemoveMemberRequest]) (*connect.Response[v1.RemoveMemberResponse], error)
+	// TransferLeadership hands the leadership to another voter, the given one
+	// or the most up to date, for a planned restart of the leader.
+	TransferLeadership(context.Context, *connect.Request[v1.TransferLeadershipRequest]) (*connect.Response[v1.TransferLeadershipResponse], error)
 }
 
 // NewGovernorServiceClient constructs a client for the governor.v1.GovernorService service. By
@@ -285,31 +308,59 @@ func NewGovernorServiceClient(httpClient connect.HTTPClient, baseURL string, opt
 			connect.WithSchema(governorServiceMethods.ByName("Explain")),
 			connect.WithClientOptions(opts...),
 		),
+		clusterStatus: connect.NewClient[v1.ClusterStatusRequest, v1.ClusterStatusResponse](
+			httpClient,
+			baseURL+GovernorServiceClusterStatusProcedure,
+			connect.WithSchema(governorServiceMethods.ByName("ClusterStatus")),
+			connect.WithClientOptions(opts...),
+		),
+		addMember: connect.NewClient[v1.AddMemberRequest, v1.AddMemberResponse](
+			httpClient,
+			baseURL+GovernorServiceAddMemberProcedure,
+			connect.WithSchema(governorServiceMethods.ByName("AddMember")),
+			connect.WithClientOptions(opts...),
+		),
+		removeMember: connect.NewClient[v1.RemoveMemberRequest, v1.RemoveMemberResponse](
+			httpClient,
+			baseURL+GovernorServiceRemoveMemberProcedure,
+			connect.WithSchema(governorServiceMethods.ByName("RemoveMember")),
+			connect.WithClientOptions(opts...),
+		),
+		transferLeadership: connect.NewClient[v1.TransferLeadershipRequest, v1.TransferLeadershipResponse](
+			httpClient,
+			baseURL+GovernorServiceTransferLeadershipProcedure,
+			connect.WithSchema(governorServiceMethods.ByName("TransferLeadership")),
+			connect.WithClientOptions(opts...),
+		),
 	}
 }
 
 // governorServiceClient implements GovernorServiceClient.
 type governorServiceClient struct {
-	openSession  *connect.Client[v1.OpenSessionRequest, v1.OpenSessionResponse]
-	heartbeat    *connect.Client[v1.HeartbeatRequest, v1.HeartbeatResponse]
-	closeSession *connect.Client[v1.CloseSessionRequest, v1.CloseSessionResponse]
-	createNode   *connect.Client[v1.CreateNodeRequest, v1.CreateNodeResponse]
-	ensureNode   *connect.Client[v1.EnsureNodeRequest, v1.EnsureNodeResponse]
-	getNode      *connect.Client[v1.GetNodeRequest, v1.GetNodeResponse]
-	watchNode    *connect.Client[v1.WatchNodeRequest, v1.WatchNodeResponse]
-	cancelNode   *connect.Client[v1.CancelNodeRequest, v1.CancelNodeResponse]
-	closeNode    *connect.Client[v1.CloseNodeRequest, v1.CloseNodeResponse]
-	consume      *connect.Client[v1.ConsumeRequest, v1.ConsumeResponse]
-	acquire      *connect.Client[v1.AcquireRequest, v1.AcquireResponse]
-	tryAcquire   *connect.Client[v1.TryAcquireRequest, v1.TryAcquireResponse]
-	release      *connect.Client[v1.ReleaseRequest, v1.ReleaseResponse]
-	validate     *connect.Client[v1.ValidateRequest, v1.ValidateResponse]
-	setQuota     *connect.Client[v1.SetQuotaRequest, v1.SetQuotaResponse]
-	setLimit     *connect.Client[v1.SetLimitRequest, v1.SetLimitResponse]
-	setDefaults  *connect.Client[v1.SetDefaultsRequest, v1.SetDefaultsResponse]
-	setRate      *connect.Client[v1.SetRateRequest, v1.SetRateResponse]
-	resetRate    *connect.Client[v1.ResetRateRequest, v1.ResetRateResponse]
-	explain      *connect.Client[v1.ExplainRequest, v1.ExplainResponse]
+	openSession        *connect.Client[v1.OpenSessionRequest, v1.OpenSessionResponse]
+	heartbeat          *connect.Client[v1.HeartbeatRequest, v1.HeartbeatResponse]
+	closeSession       *connect.Client[v1.CloseSessionRequest, v1.CloseSessionResponse]
+	createNode         *connect.Client[v1.CreateNodeRequest, v1.CreateNodeResponse]
+	ensureNode         *connect.Client[v1.EnsureNodeRequest, v1.EnsureNodeResponse]
+	getNode            *connect.Client[v1.GetNodeRequest, v1.GetNodeResponse]
+	watchNode          *connect.Client[v1.WatchNodeRequest, v1.WatchNodeResponse]
+	cancelNode         *connect.Client[v1.CancelNodeRequest, v1.CancelNodeResponse]
+	closeNode          *connect.Client[v1.CloseNodeRequest, v1.CloseNodeResponse]
+	consume            *connect.Client[v1.ConsumeRequest, v1.ConsumeResponse]
+	acquire            *connect.Client[v1.AcquireRequest, v1.AcquireResponse]
+	tryAcquire         *connect.Client[v1.TryAcquireRequest, v1.TryAcquireResponse]
+	release            *connect.Client[v1.ReleaseRequest, v1.ReleaseResponse]
+	validate           *connect.Client[v1.ValidateRequest, v1.ValidateResponse]
+	setQuota           *connect.Client[v1.SetQuotaRequest, v1.SetQuotaResponse]
+	setLimit           *connect.Client[v1.SetLimitRequest, v1.SetLimitResponse]
+	setDefaults        *connect.Client[v1.SetDefaultsRequest, v1.SetDefaultsResponse]
+	setRate            *connect.Client[v1.SetRateRequest, v1.SetRateResponse]
+	resetRate          *connect.Client[v1.ResetRateRequest, v1.ResetRateResponse]
+	explain            *connect.Client[v1.ExplainRequest, v1.ExplainResponse]
+	clusterStatus      *connect.Client[v1.ClusterStatusRequest, v1.ClusterStatusResponse]
+	addMember          *connect.Client[v1.AddMemberRequest, v1.AddMemberResponse]
+	removeMember       *connect.Client[v1.RemoveMemberRequest, v1.RemoveMemberResponse]
+	transferLeadership *connect.Client[v1.TransferLeadershipRequest, v1.TransferLeadershipResponse]
 }
 
 // OpenSession calls governor.v1.GovernorService.OpenSession.
@@ -412,6 +463,26 @@ func (c *governorServiceClient) Explain(ctx context.Context, req *connect.Reques
 	return c.explain.CallUnary(ctx, req)
 }
 
+// ClusterStatus calls governor.v1.GovernorService.ClusterStatus.
+func (c *governorServiceClient) ClusterStatus(ctx context.Context, req *connect.Request[v1.ClusterStatusRequest]) (*connect.Response[v1.ClusterStatusResponse], error) {
+	return c.clusterStatus.CallUnary(ctx, req)
+}
+
+// AddMember calls governor.v1.GovernorService.AddMember.
+func (c *governorServiceClient) AddMember(ctx context.Context, req *connect.Request[v1.AddMemberRequest]) (*connect.Response[v1.AddMemberResponse], error) {
+	return c.addMember.CallUnary(ctx, req)
+}
+
+// RemoveMember calls governor.v1.GovernorService.RemoveMember.
+func (c *governorServiceClient) RemoveMember(ctx context.Context, req *connect.Request[v1.RemoveMemberRequest]) (*connect.Response[v1.RemoveMemberResponse], error) {
+	return c.removeMember.CallUnary(ctx, req)
+}
+
+// TransferLeadership calls governor.v1.GovernorService.TransferLeadership.
+func (c *governorServiceClient) TransferLeadership(ctx context.Context, req *connect.Request[v1.TransferLeadershipRequest]) (*connect.Response[v1.TransferLeadershipResponse], error) {
+	return c.transferLeadership.CallUnary(ctx, req)
+}
+
 // GovernorServiceHandler is an implementation of the governor.v1.GovernorService service.
 type GovernorServiceHandler interface {
 	// OpenSession exchanges an API key for a session token scoped to the key's
@@ -472,6 +543,17 @@ type GovernorServiceHandler interface {
 	// lease of a class now: every cap on its chain that binds, where its
 	// queued acquires stand, and when it could go ahead. It changes nothing.
 	Explain(context.Context, *connect.Request[v1.ExplainRequest]) (*connect.Response[v1.ExplainResponse], error)
+	// ClusterStatus describes the cluster as this member sees it.
+	ClusterStatus(context.Context, *connect.Request[v1.ClusterStatusRequest]) (*connect.Response[v1.ClusterStatusResponse], error)
+	// AddMember adds a voting member through the log, once the member's
+	// governord is running with a cluster section that names it.
+	AddMember(context.Context, *connect.Request[v1.AddMemberRequest]) (*connect.Response[v1.AddMemberResponse], error)
+	// RemoveMember removes a member through the log. The leader does not
+	// remove itself (transfer the leadership first), nor the last voter.
+	RemoveMember(context.Context, *connect.Request[v1.RemoveMemberRequest]) (*connect.Response[v1.RemoveMemberResponse], error)
+	// TransferLeadership hands the leadership to another voter, the given one
+	// or the most up to date, for a planned restart of the leader.
+	TransferLeadership(context.Context, *connect.Request[v1.TransferLeadershipRequest]) (*connect.Response[v1.TransferLeadershipResponse], error)
 }
 
 // NewGovernorServiceHandler builds an HTTP handler from the service implementation. It returns the
@@ -601,6 +683,30 @@ func NewGovernorServiceHandler(svc GovernorServiceHandler, opts ...connect.Handl
 		connect.WithSchema(governorServiceMethods.ByName("Explain")),
 		connect.WithHandlerOptions(opts...),
 	)
+	governorServiceClusterStatusHandler := connect.NewUnaryHandler(
+		GovernorServiceClusterStatusProcedure,
+		svc.ClusterStatus,
+		connect.WithSchema(governorServiceMethods.ByName("ClusterStatus")),
+		connect.WithHandlerOptions(opts...),
+	)
+	governorServiceAddMemberHandler := connect.NewUnaryHandler(
+		GovernorServiceAddMemberProcedure,
+		svc.AddMember,
+		connect.WithSchema(governorServiceMethods.ByName("AddMember")),
+		connect.WithHandlerOptions(opts...),
+	)
+	governorServiceRemoveMemberHandler := connect.NewUnaryHandler(
+		GovernorServiceRemoveMemberProcedure,
+		svc.RemoveMember,
+		connect.WithSchema(governorServiceMethods.ByName("RemoveMember")),
+		connect.WithHandlerOptions(opts...),
+	)
+	governorServiceTransferLeadershipHandler := connect.NewUnaryHandler(
+		GovernorServiceTransferLeadershipProcedure,
+		svc.TransferLeadership,
+		connect.WithSchema(governorServiceMethods.ByName("TransferLeadership")),
+		connect.WithHandlerOptions(opts...),
+	)
 	return "/governor.v1.GovernorService/", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		switch r.URL.Path {
 		case GovernorServiceOpenSessionProcedure:
@@ -643,6 +749,14 @@ func NewGovernorServiceHandler(svc GovernorServiceHandler, opts ...connect.Handl
 			governorServiceResetRateHandler.ServeHTTP(w, r)
 		case GovernorServiceExplainProcedure:
 			governorServiceExplainHandler.ServeHTTP(w, r)
+		case GovernorServiceClusterStatusProcedure:
+			governorServiceClusterStatusHandler.ServeHTTP(w, r)
+		case GovernorServiceAddMemberProcedure:
+			governorServiceAddMemberHandler.ServeHTTP(w, r)
+		case GovernorServiceRemoveMemberProcedure:
+			governorServiceRemoveMemberHandler.ServeHTTP(w, r)
+		case GovernorServiceTransferLeadershipProcedure:
+			governorServiceTransferLeadershipHandler.ServeHTTP(w, r)
 		default:
 			http.NotFound(w, r)
 		}
@@ -730,4 +844,20 @@ func (UnimplementedGovernorServiceHandler) ResetRate(context.Context, *connect.R
 
 func (UnimplementedGovernorServiceHandler) Explain(context.Context, *connect.Request[v1.ExplainRequest]) (*connect.Response[v1.ExplainResponse], error) {
 	return nil, connect.NewError(connect.CodeUnimplemented, errors.New("governor.v1.GovernorService.Explain is not implemented"))
+}
+
+func (UnimplementedGovernorServiceHandler) ClusterStatus(context.Context, *connect.Request[v1.ClusterStatusRequest]) (*connect.Response[v1.ClusterStatusResponse], error) {
+	return nil, connect.NewError(connect.CodeUnimplemented, errors.New("governor.v1.GovernorService.ClusterStatus is not implemented"))
+}
+
+func (UnimplementedGovernorServiceHandler) AddMember(context.Context, *connect.Request[v1.AddMemberRequest]) (*connect.Response[v1.AddMemberResponse], error) {
+	return nil, connect.NewError(connect.CodeUnimplemented, errors.New("governor.v1.GovernorService.AddMember is not implemented"))
+}
+
+func (UnimplementedGovernorServiceHandler) RemoveMember(context.Context, *connect.Request[v1.RemoveMemberRequest]) (*connect.Response[v1.RemoveMemberResponse], error) {
+	return nil, connect.NewError(connect.CodeUnimplemented, errors.New("governor.v1.GovernorService.RemoveMember is not implemented"))
+}
+
+func (UnimplementedGovernorServiceHandler) TransferLeadership(context.Context, *connect.Request[v1.TransferLeadershipRequest]) (*connect.Response[v1.TransferLeadershipResponse], error) {
+	return nil, connect.NewError(connect.CodeUnimplemented, errors.New("governor.v1.GovernorService.TransferLeadership is not implemented"))
 }
