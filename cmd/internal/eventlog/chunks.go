@@ -28,7 +28,7 @@ const (
 )
 
 // pruneStep is the most events one transaction of a prune deletes.
-const pruneStep = 4096
+const pruneStep = 1024
 
 // dollars rewrites a statement's ? placeholders as PostgreSQL's $1, $2, ….
 func dollars(q string) string {
