@@ -129,13 +129,7 @@ func TestRecordCutBetweenDueStepsFinishesAlike(t *testing.T) {
 	f.e.Reap(f.sys())
 	want := f.e.Dump()
 	for cut := from; cut <= len(f.rec.events); cut++ {
-		replayed := New(Options{Clock: f.clock, Sink: &recorder{}})
-		for _, ev := range f.rec.events[:cut] {
-			must(t, replayed.Replay(ev))
-		}
-		restored, err := Restore(Options{Clock: f.clock, Sink: &recorder{}}, replayed.Dump())
-		must(t, err)
-		for how, e := range map[string]*Engine{"replayed": replayed, "restored": restored} {
+		for how, e := range loadedCut(t, f.clock, f.rec.events[:cut]) {
 			must(t, checkState(e))
 			e.endStep = 4
 			e.Reap(f.sys())
