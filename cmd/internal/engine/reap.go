@@ -6,14 +6,16 @@ import "math"
 // sessions that lapsed, deadlines that passed, holds that ran out (in the
 // order of their instants, at most stepSize of them under one hold of the
 // lock, see dueStepLocked), ended nodes past their retention, key nodes idle
-// for Settings.KeyIdle. It also forgets tombstones whose time is up, takes
+// for Settings.KeyIdle (at most stepSize looked at a hold, see
+// keyStepLocked). It also forgets tombstones whose time is up, takes
 // the steps left of ending the nodes of ended sessions and wide subtrees,
 // and removes ended subtrees in steps (each step under the lock on its own;
 // see orphans.go, ending.go and removal.go). Every call that touches an object makes the same decision
 // about it, so results never depend on when Reap runs; only promptness
 // does. It returns how many events it emitted.
 func (e *Engine) Reap(c *Call) int {
-	return e.steps(c, e.dueStepLocked) + e.reapOnce(c) + e.steps(c, e.orphanStepLocked) + e.finishEnds(c) + e.steps(c, e.removeStepLocked)
+	return e.steps(c, e.dueStepLocked) + e.reapOnce(c) + e.steps(c, e.keyStepLocked) +
+		e.steps(c, e.orphanStepLocked) + e.finishEnds(c) + e.steps(c, e.removeStepLocked)
 }
 
 func (e *Engine) reapOnce(c *Call) int {
@@ -23,7 +25,6 @@ func (e *Engine) reapOnce(c *Call) int {
 	start := e.seq
 	e.reapDueLocked(now)
 	e.reapTombsLocked(now)
-	e.reapKeysLocked(now)
 	e.finishLocked(c, now) // the grants of freed slots are Reap's events too
 	return int(e.seq - start)
 }

@@ -2,6 +2,8 @@ package engine
 
 import (
 	"fmt"
+	"maps"
+	"slices"
 	"testing"
 	"time"
 )
@@ -42,12 +44,31 @@ type burstWorld struct {
 	waiter *Waiter
 }
 
-func newBurstWorld(t *testing.T, slots int64, queue bool) *burstWorld {
+// newHoldFixture is a fixture whose sink tells which hold of the lock
+// emitted each event, with steps of 4.
+func newHoldFixture(t *testing.T) (*fixture, *holdSink) {
 	f := &fixture{t: t, clock: newFakeClock(), rec: &recorder{}}
 	clock := &holdClock{Clock: f.clock}
 	sink := &holdSink{clock: clock, rec: f.rec}
 	f.e = New(Options{Clock: clock, Sink: sink})
 	f.e.endStep = 4
+	return f, sink
+}
+
+// perHold counts, by the hold that emitted them, the ids of the events of
+// kind among evs, the events from the from-th on.
+func perHold(s *holdSink, evs []*Event, from int, kind Kind) map[int]int {
+	out := map[int]int{}
+	for i, ev := range evs[from:] {
+		if ev.Kind == kind {
+			out[s.holds[from+i]] += max(len(ev.IDs), 1)
+		}
+	}
+	return out
+}
+
+func newBurstWorld(t *testing.T, slots int64, queue bool) *burstWorld {
+	f, sink := newHoldFixture(t)
 	ten := f.tenant(Spec{Name: "t", Limits: map[string]int64{"db": slots}})
 	for i := range 12 {
 		s := f.session(ten, time.Second)
@@ -77,12 +98,7 @@ func TestReapTakesABurstOfDecisionsInBoundedHolds(t *testing.T) {
 	whole.f.describe(RootID) // takes every due decision in its one hold
 	whole.f.e.Reap(whole.f.sys())
 
-	lapses := map[int]int{}
-	for i, ev := range stepped.f.rec.events[from:] {
-		if ev.Kind == KindSessionExpired {
-			lapses[stepped.sink.holds[from+i]]++
-		}
-	}
+	lapses := perHold(stepped.sink, stepped.f.rec.events, from, KindSessionExpired)
 	total := 0
 	for hold, n := range lapses {
 		if n > 4 {
@@ -139,4 +155,73 @@ func TestRecordCutBetweenDueStepsFinishesAlike(t *testing.T) {
 			}
 		}
 	}
+}
+
+// idleKeys is a tenant with 10 keys under one group, each hit once, whose
+// keys are forgotten after a minute idle.
+func idleKeys(t *testing.T) (*keyedWorld, *holdSink) {
+	f, sink := newHoldFixture(t)
+	w := &keyedWorld{fixture: f, tenant: f.tenant(Spec{Name: "acme"})}
+	set := DefaultSettings()
+	set.KeyIdle = time.Minute
+	must(t, f.e.Configure(f.sys(), set))
+	for i := range 10 {
+		if _, err, _ := w.hit(w.limit(fmt.Sprint("k", i), Rate{Limit: 10, Period: time.Second}), 1, ConsumeOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return w, sink
+}
+
+// TestReapForgetsIdleKeysInBoundedHolds lets 10 keys go idle together:
+// Reap forgets them, and their group with the last, in holds that look at
+// at most endStep key timers each.
+func TestReapForgetsIdleKeysInBoundedHolds(t *testing.T) {
+	w, sink := idleKeys(t)
+	from := len(w.rec.events)
+	w.clock.Advance(2 * time.Minute)
+	w.e.Reap(w.sys())
+	forgot := perHold(sink, w.rec.events, from, KindKeysForgotten)
+	total := 0
+	for hold, n := range forgot {
+		if n > 4+1 { // 4 keys, and their group after its last
+			t.Errorf("hold %d forgot %d nodes; want at most 4 keys and their group", hold, n)
+		}
+		total += n
+	}
+	if total != 11 || len(forgot) < 3 {
+		t.Fatalf("Reap forgot %d nodes in %d holds; want the 10 keys and their group in at least 3", total, len(forgot))
+	}
+	if left := w.keyedNodes(); len(left) != 0 {
+		t.Fatalf("keyed nodes left after Reap: %v", left)
+	}
+	must(t, checkState(w.e))
+}
+
+// TestRecordCutBetweenKeyStepsFinishesAlike cuts the record of forgetting
+// idle keys in steps after each of its events, and has the replayed and
+// the restored engine Reap: each forgets what the uncut run forgot.
+func TestRecordCutBetweenKeyStepsFinishesAlike(t *testing.T) {
+	w, _ := idleKeys(t)
+	from := len(w.rec.events)
+	w.clock.Advance(2 * time.Minute)
+	w.e.Reap(w.sys())
+	want := fmt.Sprint(nodeIDs(w.e))
+	for cut := from; cut <= len(w.rec.events); cut++ {
+		for how, e := range loadedCut(t, w.clock, w.rec.events[:cut]) {
+			e.endStep = 4
+			e.Reap(w.sys())
+			must(t, checkState(e))
+			if got := fmt.Sprint(nodeIDs(e)); got != want {
+				t.Fatalf("%s after event %d of %d, then Reap: nodes %s; want %s", how, cut, len(w.rec.events), got, want)
+			}
+		}
+	}
+}
+
+// nodeIDs lists the ids of e's nodes in order.
+func nodeIDs(e *Engine) []ID {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return slices.Sorted(maps.Keys(e.nodes))
 }
