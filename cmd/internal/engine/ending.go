@@ -21,7 +21,8 @@ import (
 // answers so, release releases it) and counts as held. Cancel and Close take
 // every step before they answer; the steps of a deadline are taken by Reap.
 
-// defaultEndStep is how many nodes one step of ending a subtree looks at.
+// defaultEndStep is how many nodes one step of ending a subtree looks at;
+// the steps of removal, of an owner's end and of due decisions do as much.
 const defaultEndStep = 64
 
 // endCursor is where ending a subtree goes on: the children of parent, an

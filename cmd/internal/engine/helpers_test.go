@@ -101,3 +101,17 @@ func (f *fixture) acquire(sess, node ID, class string) (LeaseInfo, *Waiter) {
 }
 
 func ptr(v int64) *int64 { return &v }
+
+// loadedCut is what a governord loads from a record that ends with the last
+// of evs (one cut short, as by a kill): the engine that replayed them all,
+// and the engine restored from a snapshot of it, by how they were made.
+func loadedCut(t *testing.T, clock Clock, evs []*Event) map[string]*Engine {
+	t.Helper()
+	replayed := New(Options{Clock: clock, Sink: &recorder{}})
+	for _, ev := range evs {
+		must(t, replayed.Replay(ev))
+	}
+	restored, err := Restore(Options{Clock: clock, Sink: &recorder{}}, replayed.Dump())
+	must(t, err)
+	return map[string]*Engine{"replayed": replayed, "restored": restored}
+}

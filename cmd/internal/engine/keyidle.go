@@ -96,18 +96,24 @@ func (e *Engine) forgettable(n *node, kids int, at int64) bool {
 	return ok && idle > 0 && since+idle <= at
 }
 
-// reapKeysLocked forgets the keyed nodes that have held only what a new one
-// would for KeyIdle, and each group node whose last key goes with them. A
-// timer entry is the earliest instant a node may have started to qualify; a
-// node found not to qualify is looked at again once it could.
-func (e *Engine) reapKeysLocked(now int64) {
+// keyStepLocked is a step of Reap: it forgets, in one event, the keyed
+// nodes that have held only what a new one would for KeyIdle among the
+// next stepSize key timers due, and each group node whose last key goes
+// with them, so that many keys idle at once (a tenant's 50,000, say) are
+// forgotten by holds of the lock as short as other steps. A timer entry is
+// the earliest instant a node may have started to qualify; a node found
+// not to qualify is looked at again once it could, which is never within
+// the same Reap. It reports whether it stopped with timers left to look
+// at.
+func (e *Engine) keyStepLocked(now int64) bool {
 	idle := int64(e.settings.KeyIdle)
 	if idle == 0 {
-		return
+		return false
 	}
 	var ids []ID
 	var later []timerEntry
-	for {
+	left := e.stepSize()
+	for ; left > 0; left-- {
 		t, ok := e.timers.keys.due(now - idle)
 		if !ok {
 			break
@@ -132,6 +138,7 @@ func (e *Engine) reapKeysLocked(now int64) {
 	if ids = e.withEmptiedGroups(ids, now); len(ids) > 0 {
 		e.emitLocked(&Event{Kind: KindKeysForgotten, IDs: ids}, now)
 	}
+	return left == 0
 }
 
 // withEmptiedGroups appends to the keys forgotten the group nodes all of
@@ -159,7 +166,7 @@ func (e *Engine) withEmptiedGroups(ids []ID, now int64) []ID {
 func (e *Engine) applyKeysForgotten(ev *Event) error {
 	for _, id := range ev.IDs {
 		n := e.nodes[id]
-		if n == nil || e.replay && !e.forgettable(n, n.order.len(), ev.Time) { // reapKeysLocked checked a live one
+		if n == nil || e.replay && !e.forgettable(n, n.order.len(), ev.Time) { // keyStepLocked checked a live one
 			return corrupt("event %d forgets node %d, which is not a key node idle for %s", ev.Seq, id, e.settings.KeyIdle)
 		}
 		e.forgetKeyLocked(n)

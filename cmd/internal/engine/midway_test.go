@@ -20,13 +20,7 @@ func TestLoadCutMidwayFinishesTheSteps(t *testing.T) {
 	must(t, f.e.Cancel(&Call{Session: w.s}, w.p))
 	ended := f.describe(w.p).Ended
 	for cut := from + 1; cut <= len(f.rec.events); cut++ {
-		replayed := New(Options{Clock: f.clock, Sink: &recorder{}})
-		for _, ev := range f.rec.events[:cut] {
-			must(t, replayed.Replay(ev))
-		}
-		restored, err := Restore(Options{Clock: f.clock, Sink: &recorder{}}, replayed.Dump())
-		must(t, err)
-		for how, e := range map[string]*Engine{"replayed": replayed, "restored": restored} {
+		for how, e := range loadedCut(t, f.clock, f.rec.events[:cut]) {
 			if got, want := midwayIDs(e), endedWithActiveChild(e); got != want {
 				t.Fatalf("%s after event %d of %d: midway %s; want %s", how, cut, len(f.rec.events), got, want)
 			}

@@ -39,7 +39,7 @@ func BenchmarkWideTreeStall(b *testing.B) {
 		}
 		w.Settle(wideRest)
 		w.Rest(wideRest)
-		from := time.Now()
+		from := w.Begin()
 		describeAll(b, f, ws, p)
 		must(b, f.e.Cancel(&Call{Session: ws}, p))
 		f.clock.Advance(2 * time.Second)
@@ -59,7 +59,7 @@ func BenchmarkWideTreeStall(b *testing.B) {
 func BenchmarkStallFloor(b *testing.B) {
 	benchStall(b, func(w *stallbench.Windows, _ *fixture, _ ID, _ int) {
 		w.Rest(wideRest)
-		from := time.Now()
+		from := w.Begin()
 		for time.Since(from) < wideRest {
 		}
 		w.Busy(from)

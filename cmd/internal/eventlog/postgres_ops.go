@@ -27,11 +27,14 @@ func (p *Postgres) Append(ctx context.Context, recs []Record) error {
 // SaveSnapshot implements Backend.
 func (p *Postgres) SaveSnapshot(ctx context.Context, snap Snapshot) error {
 	return p.ledger.snapshot(snap.Seq, func() error {
-		p.wmu.Lock()
-		defer p.wmu.Unlock()
-		return p.wrap("save snapshot to", pgx.BeginFunc(ctx, p.lock, func(tx pgx.Tx) error {
+		st := pgStager{p}
+		err := st.tx(ctx, func(tx pgx.Tx) error {
 			return pgPublish(ctx, tx, snap.Seq, snap.Time, snap.Data, 0, 0)
-		}))
+		})
+		if err == nil {
+			err = prune(ctx, st, snap.Seq)
+		}
+		return p.wrap("save snapshot to", err)
 	})
 }
 
@@ -76,6 +79,15 @@ func (st pgStager) stage(ctx context.Context, id int64, n int, data []byte) erro
 		_, err := tx.Exec(ctx, dollars(sqlStageChunk), id, n, data)
 		return err
 	})
+}
+
+func (st pgStager) drop(ctx context.Context, q string, args ...any) (n int64, err error) {
+	err = st.tx(ctx, func(tx pgx.Tx) error {
+		tag, err := tx.Exec(ctx, dollars(q), args...)
+		n = tag.RowsAffected()
+		return err
+	})
+	return n, err
 }
 
 func (st pgStager) publish(ctx context.Context, seq uint64, time int64, id int64, chunks int) error {

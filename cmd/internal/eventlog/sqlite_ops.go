@@ -74,9 +74,13 @@ func (s *SQLite) insertStmt(ctx context.Context, n int) (*sql.Stmt, error) {
 // SaveSnapshot implements Backend.
 func (s *SQLite) SaveSnapshot(ctx context.Context, snap Snapshot) error {
 	return s.ledger.snapshot(snap.Seq, func() error {
-		return s.wrap("save snapshot to", s.inTx(ctx, func(tx *sql.Tx) error {
+		err := s.inTx(ctx, func(tx *sql.Tx) error {
 			return sqlitePublish(ctx, tx, snap.Seq, snap.Time, snap.Data, 0, 0)
-		}))
+		})
+		if err == nil {
+			err = prune(ctx, sqliteStager{s}, snap.Seq)
+		}
+		return s.wrap("save snapshot to", err)
 	})
 }
 
@@ -111,6 +115,14 @@ func (st sqliteStager) begin(ctx context.Context) (id int64, err error) {
 func (st sqliteStager) stage(ctx context.Context, id int64, n int, data []byte) error {
 	_, err := st.s.db.ExecContext(ctx, sqlStageChunk, id, n, data)
 	return err
+}
+
+func (st sqliteStager) drop(ctx context.Context, q string, args ...any) (int64, error) {
+	res, err := st.s.db.ExecContext(ctx, q, args...)
+	if err != nil {
+		return 0, err
+	}
+	return res.RowsAffected()
 }
 
 func (st sqliteStager) publish(ctx context.Context, seq uint64, time int64, id int64, chunks int) error {

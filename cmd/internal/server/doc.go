@@ -27,9 +27,12 @@
 // record and the queue (trace.go); without it the handlers carry no
 // tracing interceptor and their tracing helpers allocate nothing.
 //
-// Goroutines: the server starts none. Handlers run on the HTTP server's
-// goroutines; Publish runs on the store's writer goroutine (a member's
-// feed on raft's FSM goroutine) and never blocks (a watcher that falls
-// behind is closed). Close ends open streams and
-// waiting Acquires; it is idempotent.
+// Goroutines: handlers run on the HTTP server's goroutines. Publish runs on
+// the store's writer goroutine: it queues copies of the events and starts,
+// when none runs, the hub's drain goroutine, which applies them in order
+// and exits once nothing waits (hubqueue.go), so the writer's next commit
+// never waits for the watch work of a wide tenant; Publish waits only while
+// the hub is feedBehind events behind. A member's feed applies on raft's
+// FSM goroutine itself. A watcher that falls behind is closed. Close ends
+// open streams and waiting Acquires; it is idempotent.
 package server

@@ -71,6 +71,7 @@ type Server struct {
 	tracing connect.Interceptor // nil when calls are not traced
 	handler http.Handler
 	hub     *hub
+	queue   *hubQueue // feeds hub off the writer goroutine
 	flights flights
 	floor   recordFloor // how soon a grant can be recorded, for acquire's deadline
 
@@ -127,6 +128,7 @@ func New(opts Options) (*Server, error) {
 		return nil, fmt.Errorf("%w: tracing: %w", ErrOptions, err)
 	}
 	s.hub = newHub(dump, s.log)
+	s.queue = newHubQueue(s.hub, s.store.Local())
 	if f, ok := s.store.(feeding); ok {
 		f.feed(hubFeed{s})
 	}
@@ -173,9 +175,12 @@ func (s *Server) interceptors() []connect.Interceptor {
 func (s *Server) Handler() http.Handler { return s.handler }
 
 // Publish hands the server events that are on record, in order, as the
-// store's Committed callback does. It feeds WatchNode streams and never
-// blocks: a watcher too far behind is closed with Unavailable.
-func (s *Server) Publish(evs []*engine.Event) { s.hub.publish(evs, s.store.Local()) }
+// store's Committed callback does. It feeds WatchNode streams, which a
+// goroutine of the hub's own then tells (hubqueue.go): it returns at once,
+// unless the hub is feedBehind events behind, and then waits for it to
+// catch up. A watcher too far behind is closed with Unavailable. It keeps
+// no event past its return.
+func (s *Server) Publish(evs []*engine.Event) { s.queue.publish(evs) }
 
 // Close ends open WatchNode streams and waiting Acquires with Unavailable,
 // and makes every later call Unavailable. It may be called more than once.

@@ -57,7 +57,7 @@ func BenchmarkWideTenantOverTheAPI(b *testing.B) {
 		}
 		w.Settle(stallRest)
 		w.Rest(stallRest)
-		from := time.Now()
+		from := w.Begin()
 		read := 0
 		for cursor := uint64(0); ; {
 			res, err := wide.GetNode(ctx, connect.NewRequest(&governorv1.GetNodeRequest{

@@ -9,6 +9,7 @@
 package stallbench
 
 import (
+	"os"
 	"runtime"
 	"slices"
 	"sync"
@@ -19,7 +20,9 @@ import (
 // Windows is where a loop marks its quiet and busy spans. Only the loop
 // writes it; Run reads it once the loop has finished.
 type Windows struct {
-	list []window
+	list  []window
+	cpu   *os.File // the CPU profile of the busy window under way, if any
+	trace *os.File // the execution trace of the busy window under way, if any
 }
 
 // window is a span of the loop: resting or busy.
@@ -43,8 +46,10 @@ func (w *Windows) Settle(d time.Duration) {
 	time.Sleep(d)
 }
 
-// Busy marks a busy window from from to now.
+// Busy marks a busy window from from (what Begin returned) to now, and
+// ends what Begin started recording.
 func (w *Windows) Busy(from time.Time) {
+	w.stopProfiles()
 	w.list = append(w.list, window{from: from, to: time.Now(), busy: true})
 }
 

@@ -1,0 +1,123 @@
+package server
+
+import (
+	"fmt"
+	"io"
+	"log/slog"
+	"testing"
+	"time"
+
+	"governor.dev/governor/cmd/internal/engine"
+	"governor.dev/governor/cmd/internal/testclock"
+)
+
+// queuedHub is a hub over a tenant's engine, fed through a hubQueue, and
+// the engine's events since the hub's dump.
+func queuedHub(t *testing.T) (*hub, *hubQueue, *engine.Engine, *keptEvents) {
+	t.Helper()
+	kept := &keptEvents{}
+	e := engine.New(engine.Options{Clock: testclock.New(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)), Sink: kept})
+	if _, err := e.Create(&engine.Call{}, engine.RootID, engine.Spec{Name: "t"}); err != nil {
+		t.Fatal(err)
+	}
+	h := newHub(e.Dump(), slog.New(slog.NewTextHandler(io.Discard, nil)))
+	kept.evs = nil
+	return h, newHubQueue(h, e), e, kept
+}
+
+// returns reports whether f returns within a generous bound.
+func returns(f func()) bool {
+	done := make(chan struct{})
+	go func() { f(); close(done) }()
+	select {
+	case <-done:
+		return true
+	case <-time.After(10 * time.Second):
+		return false
+	}
+}
+
+// caughtUp waits until the hub has applied event seq, or fails t.
+func caughtUp(t *testing.T, h *hub, seq uint64) {
+	t.Helper()
+	if !returns(func() {
+		for {
+			h.mu.Lock()
+			got := h.seq
+			h.mu.Unlock()
+			if got >= seq {
+				return
+			}
+			time.Sleep(time.Millisecond)
+		}
+	}) {
+		t.Fatalf("the hub did not reach event %d", seq)
+	}
+}
+
+// TestPublishLeavesTheHubsWorkToItsOwnGoroutine publishes while the hub
+// is busy, as it is mirroring a wide tenant's steps: Publish, which the
+// writer goroutine calls between two commits, returns at once, keeps none
+// of the events it was handed, and the hub applies copies of them in order
+// once it is free.
+func TestPublishLeavesTheHubsWorkToItsOwnGoroutine(t *testing.T) {
+	h, q, e, kept := queuedHub(t)
+	var ids []engine.ID
+	for i := range 3 {
+		n, err := e.Create(&engine.Call{}, engine.RootID, engine.Spec{Name: fmt.Sprint("n", i)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		ids = append(ids, n.ID)
+	}
+	last := kept.evs[len(kept.evs)-1].Seq
+	h.mu.Lock()
+	ok := returns(func() { q.publish(kept.evs[:1]); q.publish(kept.evs[1:]) })
+	for _, ev := range kept.evs {
+		*ev = engine.Event{} // the engine reuses an event once Publish returned
+	}
+	h.mu.Unlock()
+	if !ok {
+		t.Fatal("Publish waited for the hub to apply the events")
+	}
+	caughtUp(t, h, last)
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	for i, id := range ids {
+		if n := h.nodes[id]; n == nil || n.name != fmt.Sprint("n", i) {
+			t.Errorf("the hub mirrors node %d as %+v, want it named n%d", id, n, i)
+		}
+	}
+}
+
+// TestPublishWaitsWhenTheHubIsFarBehind holds the hub while the writer
+// publishes: once feedBehind events wait besides those the drain took,
+// Publish waits for the hub, so that memory stays bounded, and returns
+// once the hub is free.
+func TestPublishWaitsWhenTheHubIsFarBehind(t *testing.T) {
+	h, q, e, _ := queuedHub(t)
+	seq := e.Seq()
+	batch := func() []*engine.Event {
+		evs := make([]*engine.Event, feedBehind)
+		for i := range evs {
+			seq++
+			evs[i] = &engine.Event{Seq: seq, Kind: engine.KindSessionOpened, Target: engine.ID(seq)}
+		}
+		return evs
+	}
+	h.mu.Lock()
+	q.publish(batch()) // the drain takes it and waits for the hub
+	q.publish(batch()) // queued
+	third := batch()
+	done := make(chan struct{})
+	go func() { q.publish(third); close(done) }()
+	select {
+	case <-done:
+		h.mu.Unlock()
+		t.Fatalf("Publish returned with %d events waiting for the hub", 2*feedBehind)
+	case <-time.After(50 * time.Millisecond):
+	}
+	h.mu.Unlock()
+	<-done
+	caughtUp(t, h, seq)
+}
