@@ -32,7 +32,3 @@ var ErrUnknownOutcome = errors.New("the leader changed before the call's outcome
 // ErrMismatch is reported when a replica's checksum differs from the
 // leader's at the same point of the log: a command applied differently.
 var ErrMismatch = errors.New("replica state differs from the leader's at the same log index")
-
-// ErrAcquiresQueued refuses a snapshot while acquires wait in a queue,
-// which a snapshot does not hold yet (issue 16).
-var ErrAcquiresQueued = errors.New("no replica snapshot while acquires are queued: a snapshot does not hold them")
