@@ -27,6 +27,9 @@ type Cluster struct {
 	// yet. Set it on every member of a new cluster, or on one; a member
 	// with state ignores it.
 	Bootstrap bool `yaml:"bootstrap"`
+
+	// TLS secures the members' traffic when the API uses TLS (ClusterTLS).
+	TLS ClusterTLS `yaml:"tls"`
 }
 
 // Peer is one member of a cluster.
@@ -41,7 +44,7 @@ type Peer struct {
 
 // Enabled reports whether the file has a cluster section.
 func (c Cluster) Enabled() bool {
-	return c.NodeID != "" || c.Bind != "" || len(c.Peers) > 0 || c.DataDir != "" || c.Bootstrap
+	return c.NodeID != "" || c.Bind != "" || len(c.Peers) > 0 || c.DataDir != "" || c.Bootstrap || c.TLS.CAFile != ""
 }
 
 // Self is this member's entry in Peers, and whether there is one.
@@ -85,6 +88,7 @@ func (c *Config) checkCluster(k *checker) {
 		k.add("cluster.bind", "must be host:port, such as 0.0.0.0:7610; got %q", cl.Bind)
 	}
 	checkPeers(k, cl.Peers)
+	c.checkClusterTLS(k)
 	if cl.NodeID == "" {
 		k.add("cluster.node_id", "required: this member's id, one of cluster.peers")
 	} else if _, ok := cl.Self(); !ok && len(cl.Peers) > 0 {
