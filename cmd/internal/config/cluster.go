@@ -78,9 +78,6 @@ func (c *Config) checkCluster(k *checker) {
 	if len(c.Adaptive) > 0 {
 		k.add("adaptive", "a cluster member does not run adaptive controllers yet (issue 16): remove the adaptive section, or the cluster section")
 	}
-	if c.Gubernator.Enabled {
-		k.add("gubernator.enabled", "a cluster member does not serve the Gubernator-compatible API yet (issue 16): set enabled: false, or remove the cluster section")
-	}
 	if cl.DataDir == "" {
 		k.add("cluster.data_dir", "required: the directory that holds this member's log and snapshots")
 	}

@@ -16,25 +16,26 @@ import (
 
 // tlsMembers starts a member of n for each certificate in certs, each
 // serving its API over TLS with its certificate and trusting, between
-// members, the CA its certificate is (testcert's are their own CAs).
-func tlsMembers(t *testing.T, certs []testcert.Cert) []*Daemon {
+// members, the CA its certificate is (testcert's are their own CAs). extra
+// is added to each file. It returns the members and their API addresses.
+func tlsMembers(t *testing.T, certs []testcert.Cert, extra string) ([]*Daemon, []string) {
 	t.Helper()
 	dir := t.TempDir()
-	files, _ := clusterFiles(t, dir, len(certs))
+	files, apis := clusterFiles(t, dir, len(certs))
 	var ds []*Daemon
 	for i, f := range files {
 		certDir, err := os.MkdirTemp(dir, "cert")
 		must(t, err)
 		certFile, keyFile := certs[i].Write(t, certDir)
-		extra := fmt.Sprintf("  tls: {ca_file: %q}\ntls: {cert_file: %q, key_file: %q}\n", certFile, certFile, keyFile)
+		more := fmt.Sprintf("  tls: {ca_file: %q}\ntls: {cert_file: %q, key_file: %q}\n%s", certFile, certFile, keyFile, extra)
 		raw, err := os.ReadFile(f)
 		must(t, err)
-		must(t, os.WriteFile(f, append(raw, extra...), 0o600))
+		must(t, os.WriteFile(f, append(raw, more...), 0o600))
 		cfg, err := config.Load(f)
 		must(t, err)
 		ds = append(ds, startDaemon(t, cfg, Options{}))
 	}
-	return ds
+	return ds, apis
 }
 
 // replicated waits until the members of want hold the same log, beyond
@@ -62,7 +63,7 @@ func replicated(t *testing.T, want []*Daemon) {
 // with the API's certificate: they elect a leader and replicate its log.
 func TestMembersTalkOverTLS(t *testing.T) {
 	cert := testcert.New(t, 1)
-	ds := tlsMembers(t, []testcert.Cert{cert, cert, cert})
+	ds, _ := tlsMembers(t, []testcert.Cert{cert, cert, cert}, "")
 	replicated(t, ds)
 }
 
@@ -72,7 +73,7 @@ func TestMembersTalkOverTLS(t *testing.T) {
 // one in plain text, cannot make the leader take a higher term.
 func TestMemberOfAnotherCAIsRefused(t *testing.T) {
 	ours, theirs := testcert.New(t, 1), testcert.New(t, 2)
-	ds := tlsMembers(t, []testcert.Cert{ours, ours, theirs})
+	ds, _ := tlsMembers(t, []testcert.Cert{ours, ours, theirs}, "")
 	replicated(t, ds[:2])
 	time.Sleep(time.Second) // long enough for a heartbeat to reach an accepted member; none may reach this one
 	if got := ds[2].member.node.Raft().AppliedIndex(); got > 1 {
