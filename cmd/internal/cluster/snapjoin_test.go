@@ -7,28 +7,36 @@ import (
 	"governor.dev/governor/cmd/internal/engine"
 )
 
-// queuedBehind returns, on the leader, a tenant's session holding its one
-// gpu slot, the lease, and a second session whose acquire (request id
-// "q1") waits behind it, and then has the leader snapshot its log away
-// with the acquire still queued.
-func queuedBehind(t *testing.T, tc *testCluster) (engine.NodeInfo, engine.LeaseInfo, engine.SessionInfo, *engine.Waiter) {
+// holdAndQueue makes, through leader l, a tenant node of one gpu slot, a
+// lease on it, and a second session whose acquire (with request id
+// request) waits behind it; it returns the node, the lease, the second
+// session and its waiter.
+func holdAndQueue(t *testing.T, l *Node, request string) (engine.NodeInfo, engine.LeaseInfo, engine.SessionInfo, *engine.Waiter) {
 	t.Helper()
-	l := tc.leader()
 	a, nd := tenant(t, l)
 	b, err := l.OpenSession(&engine.Call{}, engine.RootID, time.Hour, [32]byte{8})
 	if err != nil {
 		t.Fatal(err)
 	}
-	held, _, err := l.Acquire(&engine.Call{Session: a.ID}, nd.ID, "gpu", 0)
-	if err != nil {
-		t.Fatal(err)
+	held, w, err := l.Acquire(&engine.Call{Session: a.ID}, nd.ID, "gpu", 0)
+	if err != nil || w != nil {
+		t.Fatalf("first acquire: %v, waiter %v", err, w)
 	}
-	_, w, err := l.Acquire(&engine.Call{Session: b.ID, Request: "q1"}, nd.ID, "gpu", time.Hour)
+	_, w, err = l.Acquire(&engine.Call{Session: b.ID, Request: request}, nd.ID, "gpu", time.Hour)
 	if err != nil || w == nil {
-		t.Fatalf("second acquire should queue: %v", err)
+		t.Fatalf("second acquire should queue: %v, waiter %v", err, w)
 	}
+	return nd, held, b, w
+}
+
+// queuedBehind is holdAndQueue on the leader with request id "q1", and
+// then has the leader snapshot its log away with the acquire still queued.
+func queuedBehind(t *testing.T, tc *testCluster) (engine.NodeInfo, engine.LeaseInfo, engine.SessionInfo, *engine.Waiter) {
+	t.Helper()
+	l := tc.leader()
+	nd, held, b, w := holdAndQueue(t, l, "q1")
 	for range 100 {
-		if err := l.Consume(&engine.Call{Session: a.ID}, nd.ID, "tokens", 1); err != nil {
+		if err := l.Consume(&engine.Call{Session: held.Session}, nd.ID, "tokens", 1); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -63,9 +71,9 @@ func TestMemberJoinsBySnapshotWhileAcquiresWait(t *testing.T) {
 	if _, err := l.Release(&engine.Call{Session: held.Session}, held.ID, engine.Report{}); err != nil {
 		t.Fatal(err)
 	}
-	g := <-w.C()
-	if g.Err != nil || g.Lease.Session != b.ID || g.Lease.Node != nd.ID {
-		t.Fatalf("grant: %+v", g)
+	g := awaitGrant(t, w, b.ID)
+	if g.Lease.Node != nd.ID {
+		t.Fatalf("grant on node %d, want %d", g.Lease.Node, nd.ID)
 	}
 	if !tc.converged() {
 		t.Fatal("the members differ after the queued acquire was granted")
@@ -101,19 +109,27 @@ func TestWaiterReattachedAfterSnapshotAndFailover(t *testing.T) {
 	if _, err := joined.Release(&engine.Call{Session: held.Session}, held.ID, engine.Report{}); err != nil {
 		t.Fatal(err)
 	}
-	var g engine.Grant
-	select {
-	case g = <-w.C():
-	case <-time.After(30 * time.Second):
-		t.Fatal("the re-attached waiter got no grant")
-	}
-	if g.Err != nil || g.Lease.Session != b.ID {
-		t.Fatalf("grant: %+v", g)
-	}
+	awaitGrant(t, w, b.ID)
 	if st := joined.fsm.Engine().Stats(); st.Leases != 1 || queuedNow(joined.fsm.Engine()) != 0 {
 		t.Fatalf("after the grant: %d leases, %d queued; want 1 and 0", st.Leases, queuedNow(joined.fsm.Engine()))
 	}
 	if !tc.converged() {
 		t.Fatal("the members differ after the grant")
 	}
+}
+
+// awaitGrant waits up to 30 s for w's grant and checks that it went to
+// session, as a lease.
+func awaitGrant(t *testing.T, w *engine.Waiter, session engine.ID) engine.Grant {
+	t.Helper()
+	var g engine.Grant
+	select {
+	case g = <-w.C():
+	case <-time.After(30 * time.Second):
+		t.Fatal("the waiter got no grant within 30 s")
+	}
+	if g.Err != nil || g.Lease.Session != session {
+		t.Fatalf("grant: %+v, want a lease of session %d", g, session)
+	}
+	return g
 }
