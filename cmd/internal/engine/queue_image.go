@@ -58,15 +58,18 @@ func (e *Engine) Queue() (QueueImage, []*Waiter) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	qi := QueueImage{Arrivals: e.arrivals}
-	var ws []*Waiter
+	n := 0
 	for _, class := range slices.Sorted(maps.Keys(e.queues)) {
 		cq := e.queues[class]
 		for _, id := range slices.Sorted(maps.Keys(cq.tenants)) {
 			if tq := cq.tenants[id]; tq.waiters > 0 {
 				qi.Tenants = append(qi.Tenants, QueuedTenant{Class: class, Tenant: id, Deficit: tq.deficit, Blocked: tq.blocked, Ring: ringPlace(cq, tq)})
+				n += tq.waiters
 			}
 		}
 	}
+	ws := make([]*Waiter, 0, n)
+	qi.Waiters = make([]QueuedAcquire, 0, n)
 	for _, s := range e.sessions {
 		ws = append(ws, s.waiters...)
 	}

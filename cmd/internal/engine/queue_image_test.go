@@ -164,3 +164,37 @@ func TestAbandonTellsAReattachedCaller(t *testing.T) {
 	f.e.Abandon(f.sys(), w)
 	mustFail(t, w, ErrWithdrawn)
 }
+
+// BenchmarkQueueImage copies a queue of 10,000 waiters over 100 tenants
+// (what a replica's snapshot holds the engine lock for) and rebuilds it.
+func BenchmarkQueueImage(b *testing.B) {
+	f := newFixture(b)
+	f.setLimit(RootID, "gpu", ptr(1))
+	s := f.session(RootID, time.Hour)
+	var tenants []ID
+	for i := range 100 {
+		tenants = append(tenants, f.tenant(Spec{Name: fmt.Sprint("t", i), Weight: int32(1 + i%3)}))
+	}
+	f.grant(s, tenants[0], "gpu")
+	for i := range 10_000 {
+		f.queue(s, tenants[i%100], "gpu")
+	}
+	st := f.e.Dump()
+	b.Run("capture", func(b *testing.B) {
+		for b.Loop() {
+			f.e.Queue()
+		}
+	})
+	qi, _ := f.e.Queue()
+	b.Run("restore", func(b *testing.B) {
+		for b.Loop() {
+			e, err := Restore(Options{Clock: f.clock}, st)
+			if err != nil {
+				b.Fatal(err)
+			}
+			if _, err := e.RestoreQueue(qi); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+}
