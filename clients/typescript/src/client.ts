@@ -27,7 +27,8 @@ export interface DialOptions extends ConnectionOptions {
 export const defaultResendMs = 2000;
 
 /** dial opens a session with governord and starts its heartbeats and its
- * watch stream. It reads GOVERNOR_ADDR, GOVERNOR_API_KEY, GOVERNOR_TLS and
+ * watch stream. It reads GOVERNOR_ADDR (one address, or a cluster's
+ * members separated by commas), GOVERNOR_API_KEY, GOVERNOR_TLS and
  * GOVERNOR_CA_FILE; options override them. An unreachable governord is an
  * UnavailableError and an unknown key a BadKeyError. */
 export async function dial(opts: DialOptions = {}): Promise<Client> {

@@ -9,7 +9,9 @@ export const defaultAddr = "127.0.0.1:7600";
 
 /** Connection settings; each overrides its environment variable. */
 export interface ConnectionOptions {
-  /** host:port or an http(s):// URL, in place of GOVERNOR_ADDR. */
+  /** host:port or an http(s):// URL, in place of GOVERNOR_ADDR; or a
+   * comma-separated list of them, a cluster's members: calls go to the
+   * leader, following a member's Governor-Leader answer. */
   addr?: string;
   /** The API key, in place of GOVERNOR_API_KEY. */
   apiKey?: string;
@@ -22,7 +24,10 @@ export interface ConnectionOptions {
 
 /** Connection is what the settings resolve to. */
 export interface Connection {
+  /** The first address's URL. */
   baseUrl: string;
+  /** Every address's URL, in the order given. */
+  baseUrls: string[];
   apiKey: string;
   ca: Buffer | undefined;
 }
@@ -43,7 +48,7 @@ export function resolve(opts: ConnectionOptions, env: NodeJS.ProcessEnv = proces
     }
     tls = trueWords.has(word);
   }
-  const baseUrl = baseURL(addr, tls || caFile !== "");
+  const baseUrls = baseURLs(addr, tls || caFile !== "");
   let ca: Buffer | undefined;
   if (caFile !== "") {
     try {
@@ -52,7 +57,39 @@ export function resolve(opts: ConnectionOptions, env: NodeJS.ProcessEnv = proces
       throw new InvalidArgumentError(`governor connection settings: read CA file: ${(e as Error).message}`, { cause: e });
     }
   }
-  return { baseUrl, apiKey: opts.apiKey ?? env.GOVERNOR_API_KEY?.trim() ?? "", ca };
+  return { baseUrl: baseUrls[0]!, baseUrls, apiKey: opts.apiKey ?? env.GOVERNOR_API_KEY?.trim() ?? "", ca };
+}
+
+/** baseURLs returns the URL of every address a list names, in the order
+ * given, or the default's when it is empty. Each entry is host:port or an
+ * http(s) URL; an empty entry, an address listed twice, or a list that
+ * mixes http and https is refused. */
+export function baseURLs(given: string, tls: boolean): string[] {
+  if (given === "") {
+    return [baseURL("", tls)];
+  }
+  const urls: string[] = [];
+  given.split(",").forEach((raw, i) => {
+    const entry = raw.trim();
+    if (entry === "") {
+      throw new InvalidArgumentError(`governor connection settings: address list "${given}" has an empty entry (number ${i + 1}); separate host:port addresses with single commas`);
+    }
+    const url = baseURL(entry, tls);
+    for (const prev of urls) {
+      if (prev === url) {
+        throw new InvalidArgumentError(`governor connection settings: address list "${given}" names ${entry} twice; list each governord once`);
+      }
+      if (schemeOf(prev) !== schemeOf(url)) {
+        throw new InvalidArgumentError(`governor connection settings: address list "${given}" mixes http:// and https://; every node of a cluster is reached the same way`);
+      }
+    }
+    urls.push(url);
+  });
+  return urls;
+}
+
+function schemeOf(url: string): string {
+  return url.slice(0, url.indexOf("://"));
 }
 
 /** baseURL returns the URL the API is served under, checking the address. */

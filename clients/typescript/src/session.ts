@@ -5,11 +5,11 @@
 import { performance } from "node:perf_hooks";
 import { create } from "@bufbuild/protobuf";
 import { createClient, type Client as ServiceClient, type Interceptor } from "@connectrpc/connect";
-import { createConnectTransport, Http2SessionManager } from "@connectrpc/connect-node";
 import { GovernorService, OpenSessionRequestSchema } from "./gen/governor/v1/governor_pb.js";
 import type { Connection } from "./config.js";
 import { BadKeyError, SessionLostError, fromApi } from "./errors.js";
 import { sleep } from "./timing.js";
+import { RoutedTransport, connection } from "./route.js";
 import { durationMs, duration } from "./wire.js";
 import type { Task } from "./task.js";
 import { checkUnwatched, watchLoop } from "./watch.js";
@@ -30,16 +30,14 @@ export interface SessionSettings {
 }
 
 /** transport returns a client of governord's API on a connection of its
- * own, and how to close that connection. */
-function transport(s: SessionSettings): { api: API; manager: Http2SessionManager } {
-  const manager = new Http2SessionManager(s.conn.baseUrl, {}, s.conn.ca ? { ca: s.conn.ca } : {});
-  const t = createConnectTransport({
-    baseUrl: s.conn.baseUrl,
-    httpVersion: "2",
-    useBinaryFormat: true,
-    sessionManager: manager,
-    interceptors: s.interceptors,
-  });
+ * own (with several addresses, one per member, following the leader:
+ * RoutedTransport), and how to close it. */
+function transport(s: SessionSettings): { api: API; manager: { abort(why?: Error): void } } {
+  if (s.conn.baseUrls.length > 1) {
+    const routed = new RoutedTransport(s.conn, s.interceptors);
+    return { api: createClient(GovernorService, routed), manager: { abort: (why) => routed.close(why) } };
+  }
+  const { transport: t, manager } = connection(s.conn.baseUrl, s.conn.ca, s.interceptors);
   return { api: createClient(GovernorService, t), manager };
 }
 
@@ -65,12 +63,12 @@ export class Session {
   ended: unknown;
 
   readonly api: API;
-  readonly #manager: Http2SessionManager;
+  readonly #manager: { abort(why?: Error): void };
   readonly #stop = new AbortController();
   #giveUp: number;
   #watchdog: NodeJS.Timeout | undefined;
 
-  private constructor(api: API, manager: Http2SessionManager, id: bigint, token: string, ttlMs: number, sent: number) {
+  private constructor(api: API, manager: { abort(why?: Error): void }, id: bigint, token: string, ttlMs: number, sent: number) {
     this.api = api;
     this.#manager = manager;
     this.id = id;

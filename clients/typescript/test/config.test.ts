@@ -30,8 +30,8 @@ describe("connection settings", () => {
 
   it("reads the environment, and options override it", limit, () => {
     const env = { GOVERNOR_ADDR: " gov:1234 ", GOVERNOR_API_KEY: "k1", GOVERNOR_TLS: "true" };
-    assert.deepEqual(resolve({}, env), { baseUrl: "https://gov:1234", apiKey: "k1", ca: undefined });
-    assert.deepEqual(resolve({ addr: "other:1", apiKey: "k2", tls: false }, env), { baseUrl: "http://other:1", apiKey: "k2", ca: undefined });
+    assert.deepEqual(resolve({}, env), { baseUrl: "https://gov:1234", baseUrls: ["https://gov:1234"], apiKey: "k1", ca: undefined });
+    assert.deepEqual(resolve({ addr: "other:1", apiKey: "k2", tls: false }, env), { baseUrl: "http://other:1", baseUrls: ["http://other:1"], apiKey: "k2", ca: undefined });
     assert.throws(() => resolve({}, { GOVERNOR_TLS: "sometimes" }), /not a boolean/);
     assert.throws(() => resolve({}, { GOVERNOR_CA_FILE: "/nonexistent/ca.pem" }), InvalidArgumentError);
   });

@@ -50,6 +50,8 @@ export class Governord {
 
   /** The TLS block of the configuration; empty for plain text. */
   #tls = "";
+  /** Where the state lives: a SQLite file, or a cluster section. */
+  #store = "";
 
   /** start runs a governord in a new directory, removed by stop(). With
    * tls, it serves TLS with a self-signed certificate for 127.0.0.1, whose
@@ -70,6 +72,19 @@ export class Governord {
     return g;
   }
 
+  /** cluster runs n governord as the members of a new cluster, each in a
+   * directory of its own, and waits until each serves. */
+  static async cluster(n: number): Promise<Governord[]> {
+    const ports = await freePorts(2 * n);
+    const peers = ports.slice(0, n).map((p, i) => `    - {id: n${i}, raft: "127.0.0.1:${ports[n + i]}", api: "127.0.0.1:${p}"}`).join("\n");
+    const gs = Array.from({ length: n }, () => new Governord(mkdtempSync(join(tmpdir(), "governor-node-member-"))));
+    gs.forEach((g, i) => {
+      g.#store = `cluster:\n  node_id: n${i}\n  data_dir: "${join(g.dir, "data")}"\n  bootstrap: true\n  peers:\n${peers}\n`;
+    });
+    await Promise.all(gs.map((g, i) => g.run(`127.0.0.1:${ports[i]}`)));
+    return gs;
+  }
+
   /** The PEM file of the certificate a TLS governord serves. */
   get caFile(): string {
     return join(this.dir, "server.crt");
@@ -83,7 +98,7 @@ export class Governord {
       cfg,
       `listen: ${listen}
 metrics_listen: "off"
-database_url: "sqlite:${join(this.dir, "governor.db")}"
+${this.#store || `database_url: "sqlite:${join(this.dir, "governor.db")}"`}
 admin_key: ${adminKey}
 tenants:
   - name: team-a
@@ -141,6 +156,20 @@ ${this.#tls}`,
     await this.kill();
     rmSync(this.dir, { recursive: true, force: true });
   }
+}
+
+/** freePorts returns n loopback ports that were free a moment ago: a
+ * cluster's members must know each other's addresses before they start. */
+async function freePorts(n: number): Promise<number[]> {
+  const servers = await Promise.all(
+    Array.from({ length: n }, () => new Promise<Server>((resolve) => {
+      const s = createServer();
+      s.listen(0, "127.0.0.1", () => resolve(s));
+    })),
+  );
+  const ports = servers.map((s) => (s.address() as { port: number }).port);
+  await Promise.all(servers.map((s) => new Promise((resolve) => s.close(resolve))));
+  return ports;
 }
 
 /** Admin is a raw API client on a session of the admin key, for looking

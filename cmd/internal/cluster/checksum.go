@@ -33,8 +33,9 @@ func (f *FSM) applyCheck(e *engine.Engine, cmd *Command, r *Result) {
 	}
 }
 
-// Checksum is a hash of the replica's whole state: its engine's snapshot
-// and the times its sessions lapse, as of the last command's time. Two
+// Checksum is a hash of the replica's whole state: its engine's snapshot,
+// the times its sessions lapse and its waiters (queueImage), as of the
+// last command's time. Two
 // replicas that applied the same commands have the same checksum. A
 // tombstone whose time is up answers nothing, and any call may forget it
 // (a read on the leader too), so those are left out. So is the count of
@@ -62,5 +63,10 @@ func (f *FSM) Checksum() uint64 {
 		binary.LittleEndian.PutUint64(b[8:], uint64(exp[id]))
 		h.Write(b[:])
 	}
+	q, err := f.queueImage(e)
+	if err != nil {
+		panic("cluster: copy the replica's waiters: " + err.Error())
+	}
+	h.Write(q.encode())
 	return h.Sum64()
 }

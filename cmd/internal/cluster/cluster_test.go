@@ -192,7 +192,9 @@ func (tc *testCluster) follower() *Node {
 }
 
 // converged waits until every live member applied what the leader applied
-// now, and reports whether their checksums then agree.
+// now, and reports whether their checksums then agree. raft counts an entry
+// applied once it hands it to the FSM goroutine, so a member's checksum is
+// read again for a while before it counts as different.
 func (tc *testCluster) converged() bool {
 	tc.t.Helper()
 	l := tc.leader()
@@ -211,8 +213,11 @@ func (tc *testCluster) converged() bool {
 	}
 	want := l.fsm.Checksum()
 	for _, n := range tc.liveNodes() {
-		if n.fsm.Checksum() != want {
-			return false
+		for n.fsm.Checksum() != want {
+			if time.Now().After(deadline) {
+				return false
+			}
+			time.Sleep(2 * time.Millisecond) // waiting for the FSM goroutine to apply what raft counted
 		}
 	}
 	return true

@@ -33,10 +33,6 @@ var ErrUnknownOutcome = errors.New("the leader changed before the call's outcome
 // leader's at the same point of the log: a command applied differently.
 var ErrMismatch = errors.New("replica state differs from the leader's at the same log index")
 
-// ErrAcquiresQueued refuses a snapshot while acquires wait in a queue,
-// which a snapshot does not hold yet (issue 16).
-var ErrAcquiresQueued = errors.New("no replica snapshot while acquires are queued: a snapshot does not hold them")
-
 // ErrBadMember is wrapped by a membership change whose arguments are wrong
 // (an empty id, an address that is not host:port): nothing changed.
 var ErrBadMember = errors.New("bad cluster member")

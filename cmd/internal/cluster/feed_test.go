@@ -71,7 +71,7 @@ func TestFeedLoadsTheRestoredEngine(t *testing.T) {
 	a, b := NewFSM(), NewFSM()
 	w := newWorkload(8)
 	drive(t, a, w, 1, 400)
-	next := w.abandonAll(a, 401)
+	next := uint64(401)
 	raw := persist(t, a)
 	rec := &fedRecord{}
 	b.Feed(rec)

@@ -199,33 +199,12 @@ func TestHeartbeatsRenewInOneBatch(t *testing.T) {
 
 func TestWaiterSurvivesFailover(t *testing.T) {
 	tc := newCluster(t, 3, nil)
-	l := tc.leader()
-	a, nd := tenant(t, l)
-	b, err := l.OpenSession(&engine.Call{}, engine.RootID, time.Hour, [32]byte{8})
-	if err != nil {
-		t.Fatal(err)
-	}
-	held, w, err := l.Acquire(&engine.Call{Session: a.ID}, nd.ID, "gpu", 0)
-	if err != nil || w != nil {
-		t.Fatalf("first acquire: %v, waiter %v", err, w)
-	}
-	_, w, err = l.Acquire(&engine.Call{Session: b.ID}, nd.ID, "gpu", 0)
-	if err != nil || w == nil {
-		t.Fatalf("second acquire should queue: %v, waiter %v", err, w)
-	}
+	_, held, b, w := holdAndQueue(t, tc.leader(), "")
 	nl := tc.transfer()
-	if _, err := nl.Release(&engine.Call{Session: a.ID}, held.ID, engine.Report{}); err != nil {
+	if _, err := nl.Release(&engine.Call{Session: held.Session}, held.ID, engine.Report{}); err != nil {
 		t.Fatal(err)
 	}
-	var g engine.Grant
-	select {
-	case g = <-w.C():
-	case <-time.After(30 * time.Second):
-		t.Fatal("the waiter queued on the old leader got no grant after the new leader released the slot")
-	}
-	if g.Err != nil || g.Lease.Session != b.ID {
-		t.Fatalf("grant: %+v", g)
-	}
+	g := awaitGrant(t, w, b.ID)
 	info, err := nl.Validate(&engine.Call{Session: b.ID}, g.Lease.ID)
 	if err != nil || info.Session != b.ID {
 		t.Fatalf("the new leader does not know the grant: %+v, %v", info, err)
@@ -238,23 +217,11 @@ func TestWaiterSurvivesFailover(t *testing.T) {
 func TestAbandonWithdrawsTheWaiterEverywhere(t *testing.T) {
 	tc := newCluster(t, 3, nil)
 	l := tc.leader()
-	a, nd := tenant(t, l)
-	b, err := l.OpenSession(&engine.Call{}, engine.RootID, time.Hour, [32]byte{8})
-	if err != nil {
-		t.Fatal(err)
-	}
-	held, _, err := l.Acquire(&engine.Call{Session: a.ID}, nd.ID, "gpu", 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	_, w, err := l.Acquire(&engine.Call{Session: b.ID}, nd.ID, "gpu", 0)
-	if err != nil || w == nil {
-		t.Fatalf("second acquire should queue: %v", err)
-	}
+	_, held, b, w := holdAndQueue(t, l, "")
 	if err := l.Abandon(&engine.Call{Session: b.ID}, w); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := l.Release(&engine.Call{Session: a.ID}, held.ID, engine.Report{}); err != nil {
+	if _, err := l.Release(&engine.Call{Session: held.Session}, held.ID, engine.Report{}); err != nil {
 		t.Fatal(err)
 	}
 	if !tc.converged() {

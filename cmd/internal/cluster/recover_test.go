@@ -110,10 +110,10 @@ func TestRecoveryFileMistakesAreRefused(t *testing.T) {
 	}
 }
 
-// TestRecoveryRefusedWhileAcquiresWait: the recovery's snapshot cannot
-// hold a queued acquire, so Open refuses, says why, and leaves the file
-// for a later try.
-func TestRecoveryRefusedWhileAcquiresWait(t *testing.T) {
+// TestRecoveryKeepsQueuedAcquires: the recovery's snapshot holds the
+// queue, so an acquire that waited before the quorum was lost still waits
+// after it, and is granted when the slot frees.
+func TestRecoveryKeepsQueuedAcquires(t *testing.T) {
 	dir := t.TempDir()
 	addr, tr := raft.NewInmemTransport("")
 	cfg := Config{ID: "solo", Transport: tr, Dir: dir, Raft: testRaftConfig(), ReapEvery: time.Hour,
@@ -123,24 +123,31 @@ func TestRecoveryRefusedWhileAcquiresWait(t *testing.T) {
 		t.Fatal(err)
 	}
 	tc := &testCluster{t: t, nodes: []*Node{n}}
-	l := tc.leader()
-	s, nd := tenant(t, l)
-	for i := range 2 {
-		if _, w, err := l.Acquire(&engine.Call{Session: s.ID}, nd.ID, "gpu", 0); err != nil || (i == 1) != (w != nil) {
-			t.Fatalf("acquire %d: waiter %v, err %v", i, w, err)
-		}
-	}
+	_, held, b, _ := holdAndQueue(t, tc.leader(), "q1")
 	if err := n.Shutdown(); err != nil {
 		t.Fatal(err)
 	}
 	writeRecovery(t, dir, `{"members": [{"id": "solo", "raft": "`+string(addr)+`"}]}`)
-	if n, err := Open(cfg); err == nil {
-		_ = n.Shutdown()
-		t.Fatal("a recovery with an acquire queued in the log started")
-	} else if !strings.Contains(err.Error(), ErrAcquiresQueued.Error()) {
-		t.Fatalf("the recovery failed with %q, want it to say %q", err, ErrAcquiresQueued)
+	n, err = Open(cfg)
+	if err != nil {
+		t.Fatalf("a recovery with an acquire queued in the log: %v", err)
 	}
-	if _, err := os.Stat(filepath.Join(dir, RecoveryFile)); err != nil {
-		t.Fatalf("the refused recovery's file is gone: %v", err)
+	tc = &testCluster{t: t, nodes: []*Node{n}}
+	t.Cleanup(func() { _ = n.Shutdown() })
+	l := tc.leader()
+	if q := queuedNow(l.fsm.Engine()); q != 1 {
+		t.Fatalf("after the recovery %d acquires wait, want the 1 queued before it", q)
+	}
+	if _, err := l.Release(&engine.Call{Session: held.Session}, held.ID, engine.Report{}); err != nil {
+		t.Fatal(err)
+	}
+	for i := 0; queuedNow(l.fsm.Engine()) != 0; i++ {
+		if i == 500 {
+			t.Fatal("the recovered waiter was not granted within 5 s of the release")
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	if got := l.fsm.Engine().Stats(); got.Leases != 1 {
+		t.Fatalf("after the release %d leases are held, want the recovered waiter's 1 (session %d)", got.Leases, b.ID)
 	}
 }

@@ -23,28 +23,35 @@ type snapshot struct {
 	image    *engine.Image
 	last     int64
 	expiries map[engine.ID]int64
+	queue    queueImage
 	members  members
 }
 
+// withQueue starts a snapshot in the format that holds the queue: the
+// byte 0, where a snapshot without it starts with its header's length,
+// never 0.
+const withQueue = 0
+
 // Snapshot copies what changed since the previous snapshot: its cost
 // follows the rate of change, not the size of the tree (but for the
-// sessions' expiry times, one number per session). Queued acquires are in
-// no snapshot yet, and a replica restored without them would grant
-// differently from the others, so while any acquire waits it refuses with
-// ErrAcquiresQueued and raft tries again at its next snapshot interval; the
-// log stays whole meanwhile.
+// sessions' expiry times, one number per session, and the queued acquires,
+// which a tenant's bounds limit). The queue is copied whole, so a replica
+// restored from the snapshot grants the same waiters in the same order as
+// the others, and Abandon names them by the same log indices.
 func (f *FSM) Snapshot() (raft.FSMSnapshot, error) {
 	e := f.Engine()
-	if n := queuedAcquires(e); n > 0 {
-		return nil, fmt.Errorf("%w: %d wait now", ErrAcquiresQueued, n)
+	q, err := f.queueImage(e)
+	if err != nil {
+		return nil, err
 	}
 	f.image.Apply(e.Capture())
-	return &snapshot{image: f.image, last: f.last, expiries: e.Expiries(), members: f.copyMembers()}, nil
+	return &snapshot{image: f.image, last: f.last, expiries: e.Expiries(), queue: q, members: f.copyMembers()}, nil
 }
 
-// Persist writes the header (its length, then the last time and each
-// session's id and expiry as varints), the member table (its length, then
-// the table: members.go) and then the image's snapshot.
+// Persist writes the byte withQueue, the header (its length, then the last
+// time and each session's id and expiry as varints), the queue (its length,
+// then queueImage.encode), the member table (its length, then the table:
+// members.go) and then the image's snapshot.
 func (s *snapshot) Persist(sink raft.SnapshotSink) error {
 	var head []byte
 	head = protowire.AppendVarint(head, uint64(s.last))
@@ -53,7 +60,8 @@ func (s *snapshot) Persist(sink raft.SnapshotSink) error {
 		head = protowire.AppendVarint(head, uint64(s.expiries[id]))
 	}
 	w := bufio.NewWriter(sink)
-	_, err := w.Write(protowire.AppendBytes(nil, head))
+	pre := protowire.AppendBytes([]byte{withQueue}, head)
+	_, err := w.Write(protowire.AppendBytes(pre, s.queue.encode()))
 	if err == nil {
 		_, err = w.Write(memberSection(s.members))
 	}
@@ -74,31 +82,44 @@ func (s *snapshot) Persist(sink raft.SnapshotSink) error {
 func (s *snapshot) Release() {}
 
 // Restore replaces the engine with the one the snapshot describes, and
-// gives it to the Fed, if any.
+// gives it to the Fed, if any. A snapshot taken before snapshots held the
+// queue (taken while no acquire waited) restores with an empty queue.
 func (f *FSM) Restore(rc io.ReadCloser) error {
 	defer rc.Close()
 	raw, err := io.ReadAll(rc)
 	if err != nil {
 		return fmt.Errorf("read replica snapshot: %w", err)
 	}
-	head, n := protowire.ConsumeBytes(raw)
-	if n < 0 {
-		return fmt.Errorf("%w: replica snapshot header: %v", ErrCorruptCommand, protowire.ParseError(n))
+	queued := len(raw) > 0 && raw[0] == withQueue
+	if queued {
+		raw = raw[1:]
+	}
+	head, rest, err := consumePart(raw, "header")
+	if err != nil {
+		return err
 	}
 	last, expiries, err := decodeHead(head)
 	if err != nil {
 		return err
 	}
-	raw = raw[n:]
-	table, n := protowire.ConsumeBytes(raw)
-	if n < 0 {
-		return fmt.Errorf("%w: replica snapshot member table: %v", ErrCorruptCommand, protowire.ParseError(n))
+	q := queueImage{granted: map[uint64]engine.ID{}}
+	mem := members{}
+	if queued {
+		var qraw, table []byte
+		if qraw, rest, err = consumePart(rest, "queue"); err != nil {
+			return err
+		}
+		if q, err = decodeQueue(qraw); err != nil {
+			return err
+		}
+		if table, rest, err = consumePart(rest, "member table"); err != nil {
+			return err
+		}
+		if mem, err = decodeMembers(table); err != nil {
+			return err
+		}
 	}
-	mem, err := decodeMembers(table)
-	if err != nil {
-		return err
-	}
-	st, err := engine.DecodeSnapshot(raw[n:])
+	st, err := engine.DecodeSnapshot(rest)
 	if err != nil {
 		return fmt.Errorf("decode replica snapshot: %w", err)
 	}
@@ -108,11 +129,11 @@ func (f *FSM) Restore(rc io.ReadCloser) error {
 		return fmt.Errorf("restore replica snapshot: %w", err)
 	}
 	e.SetExpiries(expiries)
+	if err := f.restoreQueue(e, q); err != nil {
+		return err
+	}
 	f.last = last
 	f.image = engine.NewImage(st)
-	f.mu.Lock()
-	f.waiters = newWaiters()
-	f.mu.Unlock()
 	f.restoreMembers(mem)
 	clear(f.sums)
 	f.eng.Store(e)
@@ -120,12 +141,13 @@ func (f *FSM) Restore(rc io.ReadCloser) error {
 	return nil
 }
 
-func queuedAcquires(e *engine.Engine) int {
-	n := 0
-	for _, w := range e.Stats().Waiting {
-		n += w
+// consumePart reads one length-prefixed part of a snapshot.
+func consumePart(raw []byte, name string) (part, rest []byte, err error) {
+	part, n := protowire.ConsumeBytes(raw)
+	if n < 0 {
+		return nil, nil, fmt.Errorf("%w: replica snapshot %s: %v", ErrCorruptCommand, name, protowire.ParseError(n))
 	}
-	return n
+	return part, raw[n:], nil
 }
 
 func decodeHead(head []byte) (int64, map[engine.ID]int64, error) {

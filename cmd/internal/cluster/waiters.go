@@ -3,7 +3,7 @@ package cluster
 import "governor.dev/governor/cmd/internal/engine"
 
 // waiters are the queued acquires of a replica, by the log index of the
-// Acquire that queued them, so that an Abandon in the log names one the
+// Acquire that first queued them, so that an Abandon in the log names one the
 // same way on every replica. A waiter is forgotten when abandoned, or once
 // it is settled (engine.Engine.Settled), which the replica checks each
 // time the count doubles: forgetting a settled waiter changes nothing an
@@ -20,10 +20,17 @@ func newWaiters() waiters {
 	return waiters{byIndex: make(map[uint64]*engine.Waiter), index: make(map[*engine.Waiter]uint64), sweepAt: minSweep}
 }
 
+// keepWaiter keeps w by the log index of the Acquire that queued it. A
+// retried Acquire that re-attached to w (engine.Engine.Acquire with its
+// request id) leaves it under its first index, the one every replica and
+// every snapshot knows it by.
 func (f *FSM) keepWaiter(index uint64, w *engine.Waiter) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	ws := &f.waiters
+	if _, kept := ws.index[w]; kept {
+		return
+	}
 	ws.byIndex[index], ws.index[w] = w, index
 	if len(ws.byIndex) < ws.sweepAt {
 		return

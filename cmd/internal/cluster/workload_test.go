@@ -154,14 +154,3 @@ func feed(f *FSM, first uint64, log [][]byte) {
 		f.Apply(&raft.Log{Index: first + uint64(i), Type: raft.LogCommand, Data: data})
 	}
 }
-
-// abandonAll withdraws every acquire still queued, from log index first on,
-// and returns the next index.
-func (w *workload) abandonAll(f *FSM, first uint64) uint64 {
-	for _, i := range w.queued {
-		f.Apply(&raft.Log{Index: first, Type: raft.LogCommand, Data: (&Command{Op: OpAbandon, Waiter: i, Now: w.now}).Encode()})
-		first++
-	}
-	w.queued = nil
-	return first
-}

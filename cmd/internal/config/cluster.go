@@ -47,6 +47,9 @@ type Cluster struct {
 	// SnapshotThreshold is how many log entries since the last snapshot
 	// make the member take the next. Default: 8192.
 	SnapshotThreshold int64 `yaml:"snapshot_threshold"`
+
+	// TLS secures the members' traffic when the API uses TLS (ClusterTLS).
+	TLS ClusterTLS `yaml:"tls"`
 }
 
 // Peer is one member of a cluster.
@@ -61,7 +64,7 @@ type Peer struct {
 
 // Enabled reports whether the file has a cluster section.
 func (c Cluster) Enabled() bool {
-	return c.NodeID != "" || c.Bind != "" || len(c.Peers) > 0 || c.DataDir != "" || c.Bootstrap
+	return c.NodeID != "" || c.Bind != "" || len(c.Peers) > 0 || c.DataDir != "" || c.Bootstrap || c.TLS.CAFile != ""
 }
 
 // Self is this member's entry in Peers, and whether there is one.
@@ -95,9 +98,6 @@ func (c *Config) checkCluster(k *checker) {
 	if len(c.Adaptive) > 0 {
 		k.add("adaptive", "a cluster member does not run adaptive controllers yet (issue 16): remove the adaptive section, or the cluster section")
 	}
-	if c.Gubernator.Enabled {
-		k.add("gubernator.enabled", "a cluster member does not serve the Gubernator-compatible API yet (issue 16): set enabled: false, or remove the cluster section")
-	}
 	if cl.DataDir == "" {
 		k.add("cluster.data_dir", "required: the directory that holds this member's log and snapshots")
 	}
@@ -106,6 +106,7 @@ func (c *Config) checkCluster(k *checker) {
 	}
 	checkPeers(k, cl.Peers)
 	cl.checkRaftTiming(k)
+	c.checkClusterTLS(k)
 	if cl.NodeID == "" {
 		k.add("cluster.node_id", "required: this member's id, one of cluster.peers")
 	} else if _, ok := cl.Self(); !ok && len(cl.Peers) > 0 {

@@ -48,8 +48,6 @@ func TestClusterMistakes(t *testing.T) {
 			"g.yaml:1: database_url: a cluster member keeps its state in cluster.data_dir, not in a database: remove database_url (or GOVERNOR_DATABASE_URL), or remove the cluster section to run alone"},
 		{"adaptive", "adaptive:\n  db: {max: 5}\n" + base,
 			"g.yaml:1: adaptive: a cluster member does not run adaptive controllers yet (issue 16): remove the adaptive section, or the cluster section"},
-		{"gubernator", "gubernator: {enabled: true, tenant: a}\ntenants: [{name: a, api_key: key-a-0123456789ab}]\n" + base,
-			"gubernator.enabled: a cluster member does not serve the Gubernator-compatible API yet (issue 16): set enabled: false, or remove the cluster section"},
 		{"self missing", strings.Replace(base, "node_id: n1", "node_id: n9", 1),
 			`g.yaml:2: cluster.node_id: "n9" is none of cluster.peers' ids: list this member among the peers too`},
 		{"no id", strings.Replace(base, "  node_id: n1\n", "", 1),

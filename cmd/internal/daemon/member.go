@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"log/slog"
 	"net"
 	"net/http"
@@ -57,9 +56,9 @@ func (d *Daemon) openMember(ctx context.Context, clock engine.Clock) error {
 	if err != nil {
 		return fmt.Errorf("cluster.peers: resolve this member's raft address %s: %w", self.Raft, err)
 	}
-	trans, err := raft.NewTCPTransport(cl.BindAddress(), advertise, 3, 10*time.Second, io.Discard)
+	trans, err := d.memberTransport(cl, advertise)
 	if err != nil {
-		return fmt.Errorf("%w: listen on %s for the cluster's members: %w", ErrAddress, cl.BindAddress(), err)
+		return err
 	}
 	m := &member{trans: trans, api: make(map[raft.ServerID]string, len(cl.Peers)), done: make(chan struct{})}
 	servers := make([]raft.Server, 0, len(cl.Peers))

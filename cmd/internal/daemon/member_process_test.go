@@ -19,13 +19,7 @@ func TestClusterProcessesSurviveLeaderKill(t *testing.T) {
 	}
 	dir := t.TempDir()
 	files, apis := clusterFiles(t, dir, 3)
-	procs := make([]*testbin.Proc, len(files))
-	for i, f := range files {
-		procs[i] = startProc(t, dir, nil, "-config", f)
-	}
-	for _, p := range procs {
-		p.Serving()
-	}
+	procs := startMembers(t, dir, files)
 	ctx := context.Background()
 	c := newClusterAPI(apis)
 	l := startLoadOn(t, c, 4)
@@ -56,6 +50,20 @@ func TestClusterProcessesSurviveLeaderKill(t *testing.T) {
 	verifyOn(t, c, sum(acked, acked2), sum(sent, sent2))
 	t.Logf("member %d killed and restarted, then member %d killed; %d consumes acknowledged before the first kill, %d after it",
 		first, other, killedAt, l.total()+more.total()-killedAt)
+}
+
+// startMembers runs a governord process on each configuration file, in
+// dir, and waits until each serves.
+func startMembers(t *testing.T, dir string, files []string) []*testbin.Proc {
+	t.Helper()
+	procs := make([]*testbin.Proc, len(files))
+	for i, f := range files {
+		procs[i] = startProc(t, dir, nil, "-config", f)
+	}
+	for _, p := range procs {
+		p.Serving()
+	}
+	return procs
 }
 
 // sum adds the counts of b to those of a.

@@ -23,6 +23,7 @@ var (
 	ErrCorrupt         = errors.New("corrupt record")
 	ErrNeverFits       = errors.New("never fits")
 	ErrLimitChanged    = errors.New("limit changed since it was read")
+	ErrWithdrawn       = errors.New("queued acquire withdrawn")
 )
 
 // InvalidError names the argument that was wrong and what is allowed.

@@ -123,6 +123,9 @@ func (e *Engine) Acquire(c *Call, id ID, class string, maxHold time.Duration) (L
 			}
 			return e.leaseInfoLocked(lid)
 		}
+		if w, err := s.queuedFor(c.Request, h); w != nil || err != nil {
+			return LeaseInfo{}, w, err
+		}
 	}
 	if err := n.activeErr(); err != nil {
 		return LeaseInfo{}, nil, err

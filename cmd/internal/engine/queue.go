@@ -175,16 +175,17 @@ func (e *Engine) grantWaiterLocked(w *Waiter, now int64) {
 	w.ch <- Grant{Lease: e.leases[w.lease].info(), Seq: e.seq}
 }
 
-// Abandon withdraws a waiter whose caller stopped waiting. If a grant raced
-// in first, the lease is released at once so the slot goes to the next
-// waiter; either way nothing is leaked.
+// Abandon withdraws a waiter whose caller stopped waiting; another caller
+// that re-attached to it (a retry with its request id) receives
+// ErrWithdrawn. If a grant raced in first, the lease is released at once
+// so the slot goes to the next waiter; either way nothing is leaked.
 func (e *Engine) Abandon(c *Call, w *Waiter) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	now := e.clockLocked()
 	defer e.finishLocked(c, now)
 	if w.grp != nil {
-		e.removeWaiterLocked(w)
+		e.failWaiterLocked(w, ErrWithdrawn)
 		return
 	}
 	if l := e.leases[w.lease]; l != nil && w.lease != 0 {

@@ -169,8 +169,8 @@ func TestAbandon(t *testing.T) {
 	first := f.grant(s, task, "db")
 	w1, w2, w3 := f.queue(s, task, "db"), f.queue(s, task, "db"), f.queue(s, task, "db")
 
-	f.e.Abandon(&Call{Session: s}, w2) // still queued: it only leaves
-	mustWait(t, w2)
+	f.e.Abandon(&Call{Session: s}, w2) // still queued: it only leaves, and says so to whoever re-attached to it
+	mustFail(t, w2, ErrWithdrawn)
 	if inf := f.describe(task).Limits["db"]; inf.Waiting != 2 || inf.Held != 1 {
 		t.Fatalf("after abandoning a queued waiter: %+v", inf)
 	}

@@ -41,6 +41,9 @@ func (s *Service) getRateLimits(ctx context.Context, h callHeader, m *gubernator
 	if msg := s.unhealthy(); msg != "" {
 		return nil, connect.NewError(connect.CodeUnavailable, errors.New(msg))
 	}
+	if res, handled, err := s.forward(ctx, h, m); handled {
+		return res, err
+	}
 	if err := s.record.Room(ctx); err != nil {
 		return nil, recordError(ctx, err)
 	}
@@ -72,6 +75,9 @@ func (s *Service) one(r *gubernatorv1.RateLimitReq) (*gubernatorv1.RateLimitResp
 	if err != nil {
 		if re, ok := errors.AsType[*RequestError](err); ok {
 			return &gubernatorv1.RateLimitResp{Error: re.Message}, seq, nil
+		}
+		if ce, ok := errors.AsType[*connect.Error](err); ok {
+			return nil, 0, ce // the limiter's own answer to the caller, such as a cluster's Unavailable
 		}
 		return nil, 0, connect.NewError(connect.CodeInternal, fmt.Errorf("internal error: %w", err))
 	}

@@ -16,7 +16,9 @@ import (
 
 // Limiter applies one Check. It returns the verdict and the sequence number
 // the record must hold before the verdict, or its error, may be given. A
-// *RequestError is that request's answer; any other error fails the call.
+// *RequestError is that request's answer; a *connect.Error is the call's
+// answer as it is (a cluster member's Unavailable); any other error fails
+// the call.
 // It is called concurrently.
 type Limiter interface {
 	Limit(c Check) (Verdict, uint64, error)
@@ -59,21 +61,25 @@ type Options struct {
 	// provider, continuing the caller's W3C trace context (trace.go). Nil
 	// traces nothing.
 	Tracing trace.TracerProvider
+	// Forward, if set, may pass each GetRateLimits call to a cluster's
+	// leader (Forwarder); nil answers every call here.
+	Forward Forwarder
 }
 
 // Service serves Gubernator's v1 API. Create one with New; it is safe for
 // concurrent use.
 type Service struct {
-	limiter Limiter
-	record  Record
-	keys    func(string) (string, bool, bool)
-	tenant  string
-	address string
-	log     *slog.Logger
-	observe func(method, code string, d time.Duration)
-	tracer  trace.Tracer // nil when calls are not traced
-	rpc     http.Handler // the Connect handler of pb.gubernator.V1
-	rpcPath string
+	limiter   Limiter
+	record    Record
+	keys      func(string) (string, bool, bool)
+	tenant    string
+	address   string
+	log       *slog.Logger
+	observe   func(method, code string, d time.Duration)
+	tracer    trace.Tracer // nil when calls are not traced
+	forwarder Forwarder    // nil answers every call here
+	rpc       http.Handler // the Connect handler of pb.gubernator.V1
+	rpcPath   string
 
 	closing   chan struct{} // closed by Close
 	closeOnce sync.Once
@@ -112,7 +118,7 @@ func New(opts Options) (*Service, error) {
 	}
 	s := &Service{
 		limiter: opts.Limiter, record: opts.Record, keys: opts.Keys, tenant: opts.Tenant,
-		address: opts.Address, log: opts.Logger, observe: opts.Observe, closing: make(chan struct{}),
+		address: opts.Address, log: opts.Logger, observe: opts.Observe, forwarder: opts.Forward, closing: make(chan struct{}),
 	}
 	if opts.Tracing != nil {
 		s.tracer = opts.Tracing.Tracer("governor.dev/governor/cmd/internal/gubernator")

@@ -27,6 +27,7 @@ const (
 	msgForbidden  = "Permission denied: the node is your scope node, which you may not end or re-cap."
 	msgSession    = "Session ended; open a new one with OpenSession."
 	msgNodeEnded  = "The node has ended (closed, cancelled or past its deadline): nothing can be created under, charged to or acquired on it."
+	msgWithdrawn  = "The queued acquire with this request id was withdrawn by an earlier call with the same id that gave up; nothing is held. Send the acquire again."
 	msgMismatch   = "The request id was used before with different arguments; use a new request id for a different call."
 	msgTooShort   = "The deadline is shorter than governord recently took to record a grant, so nothing was acquired; the pool need not be full. Allow more time."
 )
@@ -72,6 +73,8 @@ func toConnect(err error) error {
 		return connect.NewError(connect.CodeUnauthenticated, errors.New(msgSession))
 	case errors.Is(err, engine.ErrNodeEnded):
 		return connect.NewError(connect.CodeFailedPrecondition, errors.New(msgNodeEnded))
+	case errors.Is(err, engine.ErrWithdrawn):
+		return connect.NewError(connect.CodeAborted, errors.New(msgWithdrawn))
 	}
 	return connect.NewError(connect.CodeInternal, fmt.Errorf("internal error: %w", err))
 }
