@@ -42,10 +42,10 @@ func wideTree(ctx context.Context, s *Store) error {
 }
 
 // TestCrashDuringStreamedSnapshot kills a worker that streams snapshots of
-// a wide tree nearly all the time, until a kill has left the chunks of an
-// unfinished snapshot on record (twice, within 30 kills: on a loaded
-// machine a kill often lands between snapshots); after every kill the record loads with
-// everything acknowledged, and the next snapshot clears those chunks.
+// a wide tree nearly all the time, until two kills have left the chunks of
+// an unfinished snapshot on record (within 30 kills: on a loaded machine a
+// kill often lands between snapshots); after every kill the record loads
+// with everything acknowledged, and the next snapshot clears those chunks.
 func TestCrashDuringStreamedSnapshot(t *testing.T) {
 	if testing.Short() {
 		t.Skip("kills real processes")
