@@ -1,0 +1,150 @@
+package cluster
+
+import (
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/hashicorp/raft"
+)
+
+// recheck is how long a held call waits at most before it looks at the
+// leadership again when no change was observed: raft ends a transfer that
+// failed without any observation.
+const recheck = 5 * time.Millisecond
+
+// leading wakes the calls a member holds while the leadership moves. Its
+// channel is closed, and replaced, whenever raft observes a change of
+// leader or of this member's state, and when a transfer this member ran
+// ends.
+type leading struct {
+	mu      sync.Mutex    // guards changed
+	changed chan struct{} // closed at the next change
+}
+
+// next is the channel closed at the next change.
+func (l *leading) next() <-chan struct{} {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.changed == nil {
+		l.changed = make(chan struct{})
+	}
+	return l.changed
+}
+
+// signal wakes every call waiting for a change.
+func (l *leading) signal() {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.changed != nil {
+		close(l.changed)
+		l.changed = nil
+	}
+}
+
+// watch signals each leadership observation of raft until the member
+// stops. It is the member's second background goroutine, started by Open
+// and stopped by Shutdown.
+func (n *Node) watch() {
+	defer n.done.Done()
+	ch := make(chan raft.Observation, 64)
+	obs := raft.NewObserver(ch, false, func(o *raft.Observation) bool {
+		switch o.Data.(type) {
+		case raft.LeaderObservation, raft.RaftState:
+			return true
+		}
+		return false
+	})
+	n.raft.RegisterObserver(obs)
+	defer n.raft.DeregisterObserver(obs)
+	for {
+		select {
+		case <-n.stop:
+			return
+		case <-ch:
+			n.leading.signal()
+		}
+	}
+}
+
+// hold runs try, and runs it again while it is refused for want of a
+// leader to name: this member leads but takes no command (a transfer is
+// under way), or it knows no leader (an election is). A refusal that names
+// another member as the leader ends the hold at once, and so does any
+// other answer. try must change nothing when it is refused with
+// *ErrNotLeader. The hold lasts at most LeaderWait, and ends when the
+// member stops; the last refusal is then the answer.
+func hold[T any](n *Node, try func() (T, error)) (T, error) {
+	until := time.Now().Add(n.cfg.LeaderWait)
+	for {
+		changed := n.leading.next()
+		v, err := try()
+		var nl *ErrNotLeader
+		if !errors.As(err, &nl) || nl.Leader != "" || !n.pause(changed, until) {
+			return v, err
+		}
+	}
+}
+
+// pause waits for changed, at most recheck and never past until; it
+// reports false when until has passed or the member stopped.
+func (n *Node) pause(changed <-chan struct{}, until time.Time) bool {
+	left := time.Until(until)
+	if left <= 0 {
+		return false
+	}
+	t := time.NewTimer(min(left, recheck))
+	defer t.Stop()
+	select {
+	case <-changed:
+	case <-t.C:
+	case <-n.stop:
+		return false
+	}
+	return true
+}
+
+// TransferLeadership hands this member's leadership to member to, or to
+// the most up-to-date voter when to is empty, for a planned restart. It
+// returns once another member leads, or when raft gave up (after an
+// election timeout; this member then still leads). Calls that arrive on
+// this member meanwhile are held and then answered with *ErrNotLeader
+// naming the new leader (or taken here, if the transfer failed), so a
+// client that follows the hint sees no refusal. On a member that does not
+// lead it fails with *ErrNotLeader.
+func (n *Node) TransferLeadership(to raft.ServerID) error {
+	if n.raft.State() != raft.Leader {
+		return n.notLeader()
+	}
+	f, err := n.transfer(to)
+	if err != nil {
+		return err
+	}
+	err = n.await(f)
+	n.leading.signal()
+	if errors.Is(err, raft.ErrNotLeader) {
+		return n.notLeader()
+	}
+	if err != nil {
+		return fmt.Errorf("transfer the cluster's leadership: %w", err)
+	}
+	return nil
+}
+
+// transfer starts a transfer to member to, or to any voter.
+func (n *Node) transfer(to raft.ServerID) (raft.Future, error) {
+	if to == "" {
+		return n.raft.LeadershipTransfer(), nil
+	}
+	cf := n.raft.GetConfiguration()
+	if err := n.await(cf); err != nil {
+		return nil, fmt.Errorf("read the cluster's members: %w", err)
+	}
+	for _, s := range cf.Configuration().Servers {
+		if s.ID == to && s.ID != n.cfg.ID && s.Suffrage == raft.Voter {
+			return n.raft.LeadershipTransferToServer(s.ID, s.Address), nil
+		}
+	}
+	return nil, fmt.Errorf("cannot transfer the leadership to %q: it is not another voting member of the cluster", to)
+}
