@@ -1,6 +1,7 @@
 package cluster
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"sync"
@@ -73,23 +74,36 @@ func (n *Node) watch() {
 // under way), or it knows no leader (an election is). A refusal that names
 // another member as the leader ends the hold at once, and so does any
 // other answer. try must change nothing when it is refused with
-// *ErrNotLeader. The hold lasts at most LeaderWait, and ends when the
-// member stops; the last refusal is then the answer.
-func hold[T any](n *Node, try func() (T, error)) (T, error) {
+// *ErrNotLeader. The hold lasts at most LeaderWait, and ends when ctx ends
+// or the member stops; the last refusal is then the answer.
+func hold[T any](ctx context.Context, n *Node, try func() (T, error)) (T, error) {
 	until := time.Now().Add(n.cfg.LeaderWait)
 	for {
 		changed := n.leading.next()
 		v, err := try()
 		var nl *ErrNotLeader
-		if !errors.As(err, &nl) || nl.Leader != "" || !n.pause(changed, until) {
+		if !errors.As(err, &nl) || nl.Leader != "" || !n.pause(ctx, changed, until) {
 			return v, err
 		}
 	}
 }
 
+// AwaitLeader returns nil once this member leads, or *ErrNotLeader naming
+// the member that does. While neither is known it waits, as a held call
+// does: at most LeaderWait, and not past ctx.
+func (n *Node) AwaitLeader(ctx context.Context) error {
+	_, err := hold(ctx, n, func() (struct{}, error) {
+		if n.raft.State() != raft.Leader {
+			return struct{}{}, n.notLeader()
+		}
+		return struct{}{}, nil
+	})
+	return err
+}
+
 // pause waits for changed, at most recheck and never past until; it
-// reports false when until has passed or the member stopped.
-func (n *Node) pause(changed <-chan struct{}, until time.Time) bool {
+// reports false when until has passed, ctx ended or the member stopped.
+func (n *Node) pause(ctx context.Context, changed <-chan struct{}, until time.Time) bool {
 	left := time.Until(until)
 	if left <= 0 {
 		return false
@@ -100,6 +114,8 @@ func (n *Node) pause(changed <-chan struct{}, until time.Time) bool {
 	case <-changed:
 	case <-t.C:
 	case <-n.stop:
+		return false
+	case <-ctx.Done():
 		return false
 	}
 	return true

@@ -1,6 +1,7 @@
 package cluster
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -58,6 +59,7 @@ type Node struct {
 	raft  *raft.Raft
 	store io.Closer // the bolt store, nil in memory
 
+	silent  time.Duration // how long a follower names a leader it has not heard from
 	reads   reads
 	beats   beats
 	grace   grace
@@ -88,7 +90,7 @@ func Open(cfg Config) (*Node, error) {
 	if cfg.LeaderWait == 0 {
 		cfg.LeaderWait = 2 * rc.ElectionTimeout
 	}
-	n := &Node{cfg: cfg, fsm: NewFSM(), stop: make(chan struct{}), halted: make(chan struct{})}
+	n := &Node{cfg: cfg, fsm: NewFSM(), silent: rc.HeartbeatTimeout / 2, stop: make(chan struct{}), halted: make(chan struct{})}
 	logs, stable, snaps, err := n.stores()
 	if err != nil {
 		return nil, err
@@ -188,11 +190,13 @@ func (n *Node) Raft() *raft.Raft { return n.raft }
 func (n *Node) FSM() *FSM { return n.fsm }
 
 // notLeader is the error a call gets on a member that cannot take it. It
-// names the leader this member knows of, never itself: a leader that
-// refuses a call (its leadership is being transferred) knows no other yet.
+// names the leader this member knows of, never itself (a leader that
+// refuses a call, its leadership being transferred, knows no other yet),
+// and not one it has not heard from for half a heartbeat timeout (the
+// leader may be dead: a new one is being elected).
 func (n *Node) notLeader() error {
 	_, id := n.raft.LeaderWithID()
-	if id == n.cfg.ID {
+	if id == n.cfg.ID || (n.raft.State() == raft.Follower && time.Since(n.raft.LastContact()) > n.silent) {
 		return &ErrNotLeader{}
 	}
 	return &ErrNotLeader{Leader: n.cfg.API[id]}
@@ -213,7 +217,7 @@ func (n *Node) apply(c *engine.Call, cmd *Command) (*Result, uint64, error) {
 	if c != nil {
 		cmd.Session, cmd.Request = c.Session, c.Request
 	}
-	a, err := hold(n, func() (applied, error) {
+	a, err := hold(context.Background(), n, func() (applied, error) {
 		if n.raft.State() != raft.Leader {
 			return applied{}, n.notLeader()
 		}

@@ -1,6 +1,7 @@
 package cluster
 
 import (
+	"context"
 	"sync"
 	"sync/atomic"
 
@@ -91,7 +92,7 @@ func (rd *reads) run(leader func() error) {
 // answers *ErrNotLeader and nothing f read. A read no member can serve now
 // is held, as a command is (see hold).
 func read[T any](n *Node, f func(e *engine.Engine) (T, error)) (T, error) {
-	return hold(n, func() (T, error) { return readOnce(n, f) })
+	return hold(context.Background(), n, func() (T, error) { return readOnce(n, f) })
 }
 
 func readOnce[T any](n *Node, f func(e *engine.Engine) (T, error)) (T, error) {
