@@ -90,7 +90,7 @@ func Open(cfg Config) (*Node, error) {
 	if cfg.LeaderWait == 0 {
 		cfg.LeaderWait = 2 * rc.ElectionTimeout
 	}
-	n := &Node{cfg: cfg, fsm: NewFSM(), silent: rc.HeartbeatTimeout / 2, stop: make(chan struct{}), halted: make(chan struct{})}
+	n := &Node{cfg: cfg, fsm: NewFSM(), silent: rc.HeartbeatTimeout / 4, stop: make(chan struct{}), halted: make(chan struct{})}
 	logs, stable, snaps, err := n.stores()
 	if err != nil {
 		return nil, err
@@ -192,8 +192,9 @@ func (n *Node) FSM() *FSM { return n.fsm }
 // notLeader is the error a call gets on a member that cannot take it. It
 // names the leader this member knows of, never itself (a leader that
 // refuses a call, its leadership being transferred, knows no other yet),
-// and not one it has not heard from for half a heartbeat timeout (the
-// leader may be dead: a new one is being elected).
+// and not one it has not heard from for a quarter of a heartbeat timeout
+// (the leader may be dead; a leader sends a heartbeat at least every
+// fifth of it, so a live one is named again within milliseconds).
 func (n *Node) notLeader() error {
 	_, id := n.raft.LeaderWithID()
 	if id == n.cfg.ID || (n.raft.State() == raft.Follower && time.Since(n.raft.LastContact()) > n.silent) {
