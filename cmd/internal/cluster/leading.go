@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/hashicorp/raft"
@@ -18,30 +19,30 @@ const recheck = 5 * time.Millisecond
 // leading wakes the calls a member holds while the leadership moves. Its
 // channel is closed, and replaced, whenever raft observes a change of
 // leader or of this member's state, and when a transfer this member ran
-// ends.
+// ends. Open sets the first channel.
 type leading struct {
-	mu      sync.Mutex    // guards changed
-	changed chan struct{} // closed at the next change
+	changed atomic.Pointer[chan struct{}] // closed at the next change
+
+	// While a transfer this member runs is under way it takes no command
+	// (moving), and the transfer starts once every command already handed
+	// to raft is answered (inLog): none is left in flight when the
+	// leadership moves, whose outcome would then be unknown.
+	moving atomic.Bool
+	inLog  sync.RWMutex // held for reading by each command from raft.Apply to its answer
+}
+
+func (l *leading) init() {
+	ch := make(chan struct{})
+	l.changed.Store(&ch)
 }
 
 // next is the channel closed at the next change.
-func (l *leading) next() <-chan struct{} {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	if l.changed == nil {
-		l.changed = make(chan struct{})
-	}
-	return l.changed
-}
+func (l *leading) next() <-chan struct{} { return *l.changed.Load() }
 
 // signal wakes every call waiting for a change.
 func (l *leading) signal() {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	if l.changed != nil {
-		close(l.changed)
-		l.changed = nil
-	}
+	ch := make(chan struct{})
+	close(*l.changed.Swap(&ch))
 }
 
 // watch signals each leadership observation of raft until the member
@@ -127,18 +128,26 @@ func (n *Node) pause(ctx context.Context, changed <-chan struct{}, until time.Ti
 // election timeout; this member then still leads). Calls that arrive on
 // this member meanwhile are held and then answered with *ErrNotLeader
 // naming the new leader (or taken here, if the transfer failed), so a
-// client that follows the hint sees no refusal. On a member that does not
-// lead it fails with *ErrNotLeader.
+// client that follows the hint sees no refusal; the transfer begins once
+// every command already in the log is answered, so none ends with
+// ErrUnknownOutcome. On a member that does not lead it fails with
+// *ErrNotLeader.
 func (n *Node) TransferLeadership(to raft.ServerID) error {
 	if n.raft.State() != raft.Leader {
 		return n.notLeader()
 	}
+	n.leading.moving.Store(true)
+	n.leading.inLog.Lock() // waits for the commands in flight
+	n.leading.inLog.Unlock()
+	defer func() {
+		n.leading.moving.Store(false)
+		n.leading.signal()
+	}()
 	f, err := n.transfer(to)
 	if err != nil {
 		return err
 	}
 	err = n.await(f)
-	n.leading.signal()
 	if errors.Is(err, raft.ErrNotLeader) {
 		return n.notLeader()
 	}

@@ -91,6 +91,7 @@ func Open(cfg Config) (*Node, error) {
 		cfg.LeaderWait = 2 * rc.ElectionTimeout
 	}
 	n := &Node{cfg: cfg, fsm: NewFSM(), silent: rc.HeartbeatTimeout / 4, stop: make(chan struct{}), halted: make(chan struct{})}
+	n.leading.init()
 	logs, stable, snaps, err := n.stores()
 	if err != nil {
 		return nil, err
@@ -231,11 +232,19 @@ func (n *Node) apply(c *engine.Call, cmd *Command) (*Result, uint64, error) {
 	return a.r, a.index, err
 }
 
-// submit stamps the time into cmd and puts it in the log.
+// submit stamps the time into cmd and puts it in the log. While a
+// transfer this member runs is under way it refuses, as raft does.
 func (n *Node) submit(c *engine.Call, cmd *Command) (*Result, uint64, error) {
+	n.leading.inLog.RLock()
+	if n.leading.moving.Load() {
+		n.leading.inLog.RUnlock()
+		return nil, 0, n.notLeader()
+	}
 	cmd.Now = n.cfg.Wall().UnixNano()
 	f := n.raft.Apply(cmd.Encode(), n.cfg.ApplyTimeout)
-	if err := n.await(f); err != nil {
+	err := n.await(f)
+	n.leading.inLog.RUnlock()
+	if err != nil {
 		switch {
 		case errors.Is(err, raft.ErrNotLeader), errors.Is(err, raft.ErrLeadershipTransferInProgress):
 			return nil, 0, n.notLeader()
