@@ -150,11 +150,7 @@ type failoverResult struct {
 // was acknowledged; it then checks that nothing acknowledged was lost and
 // shuts tc down.
 func failover(b *testing.B, tc *testCluster, crash bool) failoverResult {
-	l, li := tc.leaderIndex()
-	nd, err := l.Create(&engine.Call{}, engine.RootID, engine.Spec{Name: "f", Detached: true})
-	if err != nil {
-		b.Fatal(err)
-	}
+	l, li, nd := settled(b, tc)
 	ld := &load{nodes: slices.Clone(tc.nodes), byAPI: make(map[string]int), target: li, resumed: make(chan struct{})}
 	for i := range ld.nodes {
 		ld.byAPI[tc.api[serverID(i)]] = i
@@ -210,6 +206,24 @@ func failover(b *testing.B, tc *testCluster, crash bool) failoverResult {
 	tc.shutdown()
 	return failoverResult{gap: time.Duration(ld.first.Load() - ld.fault.Load()),
 		redirected: ld.redirectedAfter.Load(), refused: ld.refusedAfter.Load(), unknown: ld.unknownAfter.Load(), stuck: stuck}
+}
+
+// settled creates the node the callers charge on whichever member leads,
+// again with the same request id while a young cluster's leadership
+// still moves (on a loaded machine an election can follow the first),
+// and returns the member that took it.
+func settled(b *testing.B, tc *testCluster) (*Node, int, engine.NodeInfo) {
+	for {
+		l, li := tc.leaderIndex()
+		nd, err := l.Create(&engine.Call{Request: "f"}, engine.RootID, engine.Spec{Name: "f", Detached: true})
+		var nl *ErrNotLeader
+		switch {
+		case err == nil:
+			return l, li, nd
+		case !errors.Is(err, ErrUnknownOutcome) && !errors.As(err, &nl):
+			b.Fatal(err)
+		}
+	}
 }
 
 // load is a set of callers that consume one token per call on the member
