@@ -3,8 +3,11 @@ package cluster
 import (
 	"context"
 	"errors"
+	"strings"
 	"testing"
 	"time"
+
+	"github.com/hashicorp/raft"
 
 	"governor.dev/governor/cmd/internal/engine"
 )
@@ -35,4 +38,24 @@ func TestFollowerHoldsCallsUntilANewLeader(t *testing.T) {
 	}
 	check("consume", f.Consume(&engine.Call{Session: s.ID}, nd.ID, "tokens", 1))
 	check("await leader", f.AwaitLeader(context.Background()))
+}
+
+// TestTransferLeadershipRefusesBadTargets: a transfer to a member that is
+// not another voter fails and moves nothing, and a follower cannot start
+// one.
+func TestTransferLeadershipRefusesBadTargets(t *testing.T) {
+	tc := newCluster(t, 3, nil)
+	l := tc.leader()
+	for _, to := range []string{"n9", string(l.cfg.ID)} {
+		if err := l.TransferLeadership(raft.ServerID(to)); err == nil || !strings.Contains(err.Error(), "not another voting member") {
+			t.Fatalf("a transfer to %q: %v, want a refusal naming it", to, err)
+		}
+	}
+	if tc.leader() != l {
+		t.Fatal("a refused transfer moved the leadership")
+	}
+	var nl *ErrNotLeader
+	if err := tc.follower().TransferLeadership(""); !errors.As(err, &nl) {
+		t.Fatalf("a transfer started on a follower: %v, want ErrNotLeader", err)
+	}
 }
