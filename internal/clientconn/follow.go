@@ -30,7 +30,7 @@ type outcome int
 const (
 	answered   outcome = iota // the node answered: the call's result or its refusal
 	redirected                // a node that is not the leader refused it and named the leader
-	unsent                    // no connection was made: nothing reached any node
+	unsent                    // nothing was applied: no connection was made, or a node refused the call before its log
 	unanswered                // sent, but no answer came: it may or may not have been applied
 )
 
@@ -46,7 +46,8 @@ var replayable = map[string]bool{
 
 // follow sends every call to the node the router believes is the leader.
 // A call refused by a node that names the leader goes to the leader; a
-// call that reached no node goes to the next address; a call sent but
+// call that reached no node, or that a node refused saying it applied
+// nothing (NotAppliedHeader), goes to the next address; a call sent but
 // not answered goes to the next address when repeating it applies
 // nothing twice: a call that changes nothing, or one that carries a
 // request id. It waits a capped, jittered backoff between attempts, ends
@@ -119,6 +120,10 @@ func (r *router) after(addr string, err error) outcome {
 		if leader := ce.Meta().Get(LeaderHeader); leader != "" && checkHostPort(leader) == nil {
 			r.follow(leader)
 			return redirected
+		}
+		if connect.IsWireError(ce) && ce.Meta().Get(NotAppliedHeader) == "true" {
+			r.failed(addr)
+			return unsent
 		}
 	}
 	var op *net.OpError

@@ -180,6 +180,11 @@ func TestWhatAnAttemptCameTo(t *testing.T) {
 		err.Meta().Set(LeaderHeader, leader)
 		return err
 	}
+	notApplied := func() error {
+		err := connect.NewWireError(connect.CodeUnavailable, errors.New("no leader"))
+		err.Meta().Set(NotAppliedHeader, "true")
+		return err
+	}
 	dial := &net.OpError{Op: "dial", Net: "tcp", Err: errors.New("connection refused")}
 	read := &net.OpError{Op: "read", Net: "tcp", Err: errors.New("connection reset by peer")}
 	for _, c := range []struct {
@@ -191,6 +196,7 @@ func TestWhatAnAttemptCameTo(t *testing.T) {
 		{"leader named", hinted("c:1"), redirected, "c:1"},
 		{"a hint that is no address", hinted("c"), unanswered, "b:1"},
 		{"refused without a hint", connect.NewWireError(connect.CodeUnavailable, errors.New("shutting down")), unanswered, "b:1"},
+		{"refused before the log, no leader known", notApplied(), unsent, "b:1"},
 		{"not dialled", connect.NewError(connect.CodeUnavailable, dial), unsent, "b:1"},
 		{"cut after sending", connect.NewError(connect.CodeUnavailable, read), unanswered, "b:1"},
 		{"an answer", connect.NewWireError(connect.CodePermissionDenied, errors.New("no")), answered, "a:1"},

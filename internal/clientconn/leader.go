@@ -14,6 +14,12 @@ import (
 // absent while that node knows no leader.
 const LeaderHeader = "Governor-Leader"
 
+// NotAppliedHeader is the response metadata, set to "true", by which a
+// governord says that a call it answered with Unavailable was not applied:
+// it refused it before the call entered its cluster's log. A client may
+// send such a call again to any node, with or without a request id.
+const NotAppliedHeader = "Governor-Not-Applied"
+
 // router says where the calls of a configuration with several addresses
 // go: the node believed to be the leader. It starts at the first address,
 // moves to the address a node names as the leader, and, when the node it

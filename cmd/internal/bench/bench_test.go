@@ -45,6 +45,8 @@ func TestScenarios(t *testing.T) {
 				checkFlooded(t, res)
 			case *RestartResult:
 				checkRestart(t, sz, res)
+			case *FailoverResult:
+				checkFailover(t, sz, res)
 			case *OverheadResult:
 				checkOverhead(t, res)
 			default:
@@ -182,5 +184,17 @@ func TestAgainstAddr(t *testing.T) {
 		t.Errorf("flooded against an address: %s", r.Error)
 	} else {
 		checkFlooded(t, r.Result.(*FloodedResult))
+	}
+}
+
+func checkFailover(t *testing.T, sz Sizes, r *FailoverResult) {
+	if r.Acknowledged != int64(sz.FailoverCharges) || r.OnRecord != r.Acknowledged {
+		t.Errorf("%d charges acknowledged, %d on the survivors' record; want %d of each", r.Acknowledged, r.OnRecord, sz.FailoverCharges)
+	}
+	if !r.SessionValid || !r.LeaseValid {
+		t.Errorf("after the failover session valid %v, lease valid %v", r.SessionValid, r.LeaseValid)
+	}
+	if r.Gap <= 0 {
+		t.Errorf("admission gap %s: no charge sent after the kill was acknowledged", r.Gap)
 	}
 }

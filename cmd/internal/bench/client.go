@@ -26,8 +26,8 @@ type session struct {
 	token string
 }
 
-// session opens a session with the given TTL.
-func (t *target) session(ctx context.Context, ttl time.Duration) (*session, error) {
+// session opens a session with the given TTL; opts shape its client.
+func (t *target) session(ctx context.Context, ttl time.Duration, opts ...connect.ClientOption) (*session, error) {
 	conn := t.conn
 	conn.APIKey = t.adminKey
 	key, err := conn.API(nil)
@@ -41,7 +41,7 @@ func (t *target) session(ctx context.Context, ttl time.Duration) (*session, erro
 		return nil, fmt.Errorf("open a session: %w", err)
 	}
 	s := &session{id: resp.Msg.SessionId, token: resp.Msg.Token}
-	if s.api, err = t.conn.API(func() string { return s.token }); err != nil {
+	if s.api, err = t.conn.API(func() string { return s.token }, opts...); err != nil {
 		return nil, err
 	}
 	return s, nil

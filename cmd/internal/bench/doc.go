@@ -7,7 +7,8 @@
 // its capacity can change while a run goes on. Each scenario starts
 // governord in this process (cmd/internal/daemon, a memory, SQLite or
 // PostgreSQL record) or uses one at an address; the restart scenario runs
-// governord as a process of its own, so that it can be killed with SIGKILL.
+// governord as a process of its own, so that it can be killed with SIGKILL,
+// and the failover scenario three, as one cluster, and kills its leader.
 // The scenarios reach governord through its API only, with the admin key:
 // each makes its tenants, pools and budgets under the root, under names of
 // its own, and ends them (and removes the pools' limits) when done.

@@ -10,10 +10,7 @@ import (
 	"syscall"
 	"time"
 
-	"connectrpc.com/connect"
-
 	"governor.dev/governor/internal/clientconn"
-	governorv1 "governor.dev/governor/internal/gen/governor/v1"
 )
 
 // RestartResult is governord killed and restarted mid-run, once per record.
@@ -111,7 +108,11 @@ func restartRun(ctx context.Context, e *env, dbURL string) (_ RestartRun, err er
 		return out, err
 	}
 	defer t.close()
-	w, err := newChargers(ctx, t, e.Sizes)
+	s, err := t.session(ctx, sessionTTL)
+	if err != nil {
+		return out, err
+	}
+	w, err := newChargers(ctx, t, s, "restart", e.Sizes.RestartWorkers, e.Sizes.RestartCharges)
 	if err != nil {
 		return out, err
 	}
@@ -144,9 +145,6 @@ func restartRun(ctx context.Context, e *env, dbURL string) (_ RestartRun, err er
 	if out.OnRecord, err = w.onRecord(ctx); err != nil {
 		return out, err
 	}
-	_, herr := w.s.api.Heartbeat(ctx, connect.NewRequest(&governorv1.HeartbeatRequest{}))
-	out.SessionValid = herr == nil
-	v, verr := w.s.api.Validate(ctx, connect.NewRequest(&governorv1.ValidateRequest{LeaseId: w.lease}))
-	out.LeaseValid = verr == nil && v.Msg.Valid
+	out.SessionValid, out.LeaseValid = w.stillValid(ctx)
 	return out, nil
 }

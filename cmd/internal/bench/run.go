@@ -28,7 +28,8 @@ type Options struct {
 	// Dir holds the SQLite files of the restart and overhead scenarios.
 	Dir string
 	// Governord is the command that runs governord as a process of its
-	// own, for the restart scenario: the program and its first arguments.
+	// own, for the restart and failover scenarios: the program and its
+	// first arguments.
 	// Its environment gets GovernordEnv=1. Empty: this executable.
 	Governord []string
 	// Sizes are the workloads' parameters; the zero value is Full().
@@ -54,6 +55,7 @@ func Scenarios() []Scenario {
 		{"crash", "worker crash: a dead worker's slots handed on at its TTL, its late releases refused", runCrash},
 		{"flooded", "flooded tenants: the first grants of a pool shared 3/3/3 under a flood", runFlooded},
 		{"restart", "governord restart: SIGKILL mid-run, nothing acknowledged lost", runRestart},
+		{"failover", "cluster failover: the leader of three governord processes killed (SIGKILL) mid-run, nothing acknowledged lost", runFailover},
 		{"overhead", "overhead: per-call time and throughput on memory, SQLite and PostgreSQL", runOverhead},
 	}
 }

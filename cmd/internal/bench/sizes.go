@@ -40,6 +40,9 @@ type Sizes struct {
 	// governord restart: RestartWorkers workers charge RestartCharges units
 	// in all, one at a time.
 	RestartWorkers, RestartCharges int
+	// Cluster failover: FailoverWorkers workers charge FailoverCharges
+	// units in all, one at a time, through a cluster of three.
+	FailoverWorkers, FailoverCharges int
 	// Overhead: OverheadCalls calls one after another, then
 	// OverheadCallers callers for OverheadFor.
 	OverheadCalls, OverheadCallers int
@@ -56,6 +59,7 @@ func Full() Sizes {
 		CrashSlots: 4, CrashTTL: time.Second,
 		FloodBig: 5000, FloodSmall: 3, FloodPool: 9,
 		RestartWorkers: 4, RestartCharges: 3000,
+		FailoverWorkers: 16, FailoverCharges: 3000,
 		OverheadCalls: 2000, OverheadCallers: 16, OverheadFor: 2 * time.Second,
 	}
 }
@@ -70,6 +74,7 @@ func Reduced() Sizes {
 		CrashSlots: 4, CrashTTL: time.Second,
 		FloodBig: 300, FloodSmall: 3, FloodPool: 9,
 		RestartWorkers: 4, RestartCharges: 300,
+		FailoverWorkers: 4, FailoverCharges: 300,
 		OverheadCalls: 50, OverheadCallers: 4, OverheadFor: 200 * time.Millisecond,
 	}
 }
@@ -91,6 +96,7 @@ func (s Sizes) check() error {
 		{"RetryAttempts", int64(s.RetryAttempts)}, {"DropWorkers", int64(s.DropWorkers)}, {"DropFrom", s.DropFrom},
 		{"DropTo", s.DropTo}, {"DropServed", s.DropServed}, {"CrashSlots", int64(s.CrashSlots)}, {"FloodBig", int64(s.FloodBig)},
 		{"FloodSmall", int64(s.FloodSmall)}, {"FloodPool", int64(s.FloodPool)}, {"RestartWorkers", int64(s.RestartWorkers)},
+		{"FailoverWorkers", int64(s.FailoverWorkers)},
 		{"OverheadCalls", int64(s.OverheadCalls)}, {"OverheadCallers", int64(s.OverheadCallers)},
 	} {
 		atLeast(c.name, c.v, 1)
@@ -98,6 +104,7 @@ func (s Sizes) check() error {
 	atLeast("FanBudget", s.FanBudget, 0)
 	atLeast("RetryBudget", s.RetryBudget, 0)
 	atLeast("RestartCharges", int64(s.RestartCharges), int64(3*s.RestartWorkers))
+	atLeast("FailoverCharges", int64(s.FailoverCharges), int64(3*s.FailoverWorkers))
 	if s.CrashTTL < time.Second {
 		errs = append(errs, fmt.Errorf("%w: CrashTTL must be at least 1s, governord's shortest session, got %s", ErrOptions, s.CrashTTL))
 	}

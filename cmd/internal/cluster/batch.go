@@ -4,6 +4,8 @@ import (
 	"slices"
 	"sync"
 
+	"github.com/hashicorp/raft"
+
 	"governor.dev/governor/cmd/internal/engine"
 )
 
@@ -67,17 +69,25 @@ func (n *Node) join(c *engine.Call, cmd *Command) (*Result, uint64, error) {
 
 // send stamps b's commands with the leader's time, puts them in raft's
 // queue as one entry (a lone command as itself), hands the sender's turn
-// to the batch gathered meanwhile, if any, and waits for b's entry.
+// to the batch gathered meanwhile, if any, and waits for b's entry. While
+// a transfer this member runs is under way it refuses the batch, as
+// submit does a lone command.
 func (n *Node) send(b *batch) {
-	now := n.cfg.Wall().UnixNano()
-	entry := &Command{Op: OpBatch, Now: now, Batch: b.cmds}
-	for _, c := range b.cmds {
-		c.Now = now
+	defer close(b.done)
+	n.leading.inLog.RLock()
+	moving := n.leading.moving.Load()
+	var f raft.ApplyFuture
+	if !moving {
+		now := n.cfg.Wall().UnixNano()
+		entry := &Command{Op: OpBatch, Now: now, Batch: b.cmds}
+		for _, c := range b.cmds {
+			c.Now = now
+		}
+		if len(b.cmds) == 1 {
+			entry = b.cmds[0]
+		}
+		f = n.raft.Apply(entry.Encode(), n.cfg.ApplyTimeout)
 	}
-	if len(b.cmds) == 1 {
-		entry = b.cmds[0]
-	}
-	f := n.raft.Apply(entry.Encode(), n.cfg.ApplyTimeout)
 	bs := &n.batches
 	bs.mu.Lock()
 	if next := bs.next; next != nil {
@@ -87,8 +97,14 @@ func (n *Node) send(b *batch) {
 		bs.sending = false
 	}
 	bs.mu.Unlock()
-	defer close(b.done)
-	if err := f.Error(); err != nil {
+	if moving {
+		n.leading.inLog.RUnlock()
+		b.err = n.notLeader()
+		return
+	}
+	err := n.await(f)
+	n.leading.inLog.RUnlock()
+	if err != nil {
 		b.err = n.applyFailed(err)
 		return
 	}

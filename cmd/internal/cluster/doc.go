@@ -11,11 +11,16 @@
 // the engine, so a retry after an unknown outcome never charges twice.
 //
 // Goroutines: raft's own (its FSM goroutine is the only one that applies,
-// snapshots and restores the replica); one duties goroutine per [Node],
-// started by [Open] and stopped by [Node.Shutdown], which reaps and
-// compares checksums while the member leads; and, while reads wait for a
-// leadership check, one goroutine that runs the checks one after another
-// and ends when none waits. Heartbeat batches run on their callers.
+// snapshots and restores the replica); two per [Node], started by [Open]
+// and stopped by [Node.Shutdown]: duties, which reaps and compares
+// checksums while the member leads, and watch, which wakes the calls held
+// while the leadership moves at each change raft observes; while reads
+// wait for a leadership check, one goroutine that runs the checks one
+// after another and ends when none waits; and one per raft future a call
+// waits for, which ends with the future's answer (raft never answers the
+// futures it dropped at shutdown: those stay blocked, one per call then in
+// flight, while their calls return). Heartbeat batches run on their
+// callers.
 //
 // Replicas check that they agree: the leader puts a checksum command in the
 // log every so often, and a compare command carrying its own checksum; a

@@ -58,6 +58,18 @@ type faultCluster struct {
 // session and the node the clients use, with cap on every key.
 func newFaultCluster(t *testing.T, seed uint64, cap int64) *faultCluster {
 	t.Helper()
+	rc := testRaftConfig()
+	rc.HeartbeatTimeout, rc.ElectionTimeout = 300*time.Millisecond, 300*time.Millisecond
+	rc.LeaderLeaseTimeout, rc.CommitTimeout = 150*time.Millisecond, 10*time.Millisecond
+	c := openFaultCluster(t, seed, func(_ int, cfg *Config) { cfg.Raft = rc })
+	c.setUp(cap)
+	return c
+}
+
+// openFaultCluster starts three members that bootstrap together over one
+// faultnet.Net; tune, if not nil, changes member i's config first.
+func openFaultCluster(t *testing.T, seed uint64, tune func(i int, cfg *Config)) *faultCluster {
+	t.Helper()
 	c := &faultCluster{t: t, net: faultnet.New(seed, 2*time.Second)}
 	api := make(map[raft.ServerID]string)
 	var servers []raft.Server
@@ -67,23 +79,23 @@ func newFaultCluster(t *testing.T, seed uint64, cap int64) *faultCluster {
 		api[serverID(i)] = string(addr)
 		servers = append(servers, raft.Server{ID: serverID(i), Address: addr})
 	}
-	rc := testRaftConfig()
-	rc.HeartbeatTimeout, rc.ElectionTimeout = 300*time.Millisecond, 300*time.Millisecond
-	rc.LeaderLeaseTimeout, rc.CommitTimeout = 150*time.Millisecond, 10*time.Millisecond
+	t.Cleanup(c.stop)
 	for i := range 3 {
 		tr, err := c.net.Transport(c.addrs[i])
 		if err != nil {
 			t.Fatal(err)
 		}
 		c.trans = append(c.trans, tr)
-		n, err := Open(Config{ID: serverID(i), Transport: tr, API: api, Raft: rc, Bootstrap: servers})
+		cfg := Config{ID: serverID(i), Transport: tr, API: api, Bootstrap: servers}
+		if tune != nil {
+			tune(i, &cfg)
+		}
+		n, err := Open(cfg)
 		if err != nil {
 			t.Fatal(err)
 		}
 		c.nodes = append(c.nodes, n)
 	}
-	t.Cleanup(c.stop)
-	c.setUp(cap)
 	return c
 }
 

@@ -78,10 +78,10 @@ func (n *Node) Status() (Status, error) {
 // be used.)
 type changes struct{ mu sync.Mutex }
 
-// leading locks n's changes and returns the latest configuration if this
+// leaderConfig locks n's changes and returns the latest configuration if this
 // member leads, and *ErrNotLeader if it does not. The caller unlocks
 // n.changes.mu once raft has answered.
-func (n *Node) leading() (raft.Configuration, error) {
+func (n *Node) leaderConfig() (raft.Configuration, error) {
 	n.changes.mu.Lock()
 	if n.raft.State() != raft.Leader {
 		return raft.Configuration{}, n.notLeader()
@@ -103,7 +103,7 @@ func (n *Node) AddVoter(id raft.ServerID, addr raft.ServerAddress, api string) (
 	if err := checkNewMember(id, addr, api); err != nil {
 		return 0, err
 	}
-	conf, err := n.leading()
+	conf, err := n.leaderConfig()
 	defer n.changes.mu.Unlock()
 	if err != nil {
 		return 0, err
@@ -151,7 +151,7 @@ func checkNewMember(id raft.ServerID, addr raft.ServerAddress, api string) error
 // stays. Once the member is out, its API address leaves the log's table.
 // It returns the log index of the configuration change.
 func (n *Node) RemoveServer(id raft.ServerID) (uint64, error) {
-	conf, err := n.leading()
+	conf, err := n.leaderConfig()
 	defer n.changes.mu.Unlock()
 	if err != nil {
 		return 0, err
@@ -176,22 +176,28 @@ func (n *Node) RemoveServer(id raft.ServerID) (uint64, error) {
 }
 
 // TransferLeadership hands the leadership to voter id, or, with an empty
-// id, to the voter raft finds most up to date, and waits until the
-// transfer ends. It returns the member that leads then, once this one
-// hears of it (up to changeTimeout; "" if it has not heard).
+// id, to the voter raft finds most up to date, for a planned restart, and
+// waits until the transfer ends. It returns the member that leads then,
+// once this one hears of it (up to changeTimeout; "" if it has not heard).
+// Calls that arrive on this member meanwhile are held and then answered
+// with *ErrNotLeader naming the new leader (or taken here, if the transfer
+// failed), so a client that follows the hint sees no refusal; the transfer
+// begins once every command already in the log is answered, so none ends
+// with ErrUnknownOutcome. On a member that does not lead it fails with
+// *ErrNotLeader.
 func (n *Node) TransferLeadership(id raft.ServerID) (raft.ServerID, error) {
-	conf, err := n.leading()
+	conf, err := n.leaderConfig()
 	defer n.changes.mu.Unlock()
 	if err != nil {
 		return "", err
 	}
-	var f raft.Future
+	var start func() raft.Future
 	switch at := slices.IndexFunc(conf.Servers, func(s raft.Server) bool { return s.ID == id }); {
 	case id == "":
 		if voters(conf) < 2 {
 			return "", refuseMember("The cluster has no other voter to take the leadership: add a member first (governor cluster add).")
 		}
-		f = n.raft.LeadershipTransfer()
+		start = n.raft.LeadershipTransfer
 	case at < 0:
 		return "", refuseMember("No member of the cluster has id %q; its members are %s.", id, memberIDs(conf))
 	case id == n.cfg.ID:
@@ -199,9 +205,17 @@ func (n *Node) TransferLeadership(id raft.ServerID) (raft.ServerID, error) {
 	case conf.Servers[at].Suffrage != raft.Voter:
 		return "", refuseMember("Member %s does not vote, so it cannot lead: name a voter.", id)
 	default:
-		f = n.raft.LeadershipTransferToServer(id, conf.Servers[at].Address)
+		addr := conf.Servers[at].Address
+		start = func() raft.Future { return n.raft.LeadershipTransferToServer(id, addr) }
 	}
-	if err := f.Error(); err != nil {
+	n.leading.moving.Store(true)
+	n.leading.inLog.Lock() // waits for the commands in flight
+	n.leading.inLog.Unlock()
+	defer func() {
+		n.leading.moving.Store(false)
+		n.leading.signal()
+	}()
+	if err := n.await(start()); err != nil {
 		return "", n.changeError(err)
 	}
 	return n.nextLeader(changeTimeout), nil

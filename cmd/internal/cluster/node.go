@@ -1,6 +1,7 @@
 package cluster
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -40,6 +41,10 @@ type Config struct {
 	// CheckEvery is how many log entries apart the leader asks the replicas
 	// to compare checksums; 0 is 10,000.
 	CheckEvery uint64
+	// LeaderWait bounds how long a call is held while no member can take
+	// it (a transfer or an election is under way) before it is refused;
+	// 0 is twice raft's election timeout.
+	LeaderWait time.Duration
 }
 
 // Node is one member of a replicated cluster: a raft instance over an FSM.
@@ -52,15 +57,18 @@ type Node struct {
 	raft  *raft.Raft
 	store io.Closer // the bolt store, nil in memory
 
+	silent  time.Duration // how long a follower names a leader it has not heard from
 	reads   reads
 	beats   beats
 	grace   grace
+	leading leading
 	batches batches
 	changes changes
 
-	stop chan struct{}
-	done sync.WaitGroup
-	once sync.Once
+	stop   chan struct{} // closed by Shutdown first
+	halted chan struct{} // closed by Shutdown once raft has stopped
+	done   sync.WaitGroup
+	once   sync.Once
 }
 
 // Open starts a member. It bootstraps a new cluster when cfg.Bootstrap is
@@ -79,7 +87,11 @@ func Open(cfg Config) (*Node, error) {
 	if rc.Logger == nil {
 		rc.Logger = hclog.NewNullLogger()
 	}
-	n := &Node{cfg: cfg, fsm: NewFSM(), stop: make(chan struct{})}
+	if cfg.LeaderWait == 0 {
+		cfg.LeaderWait = 2 * rc.ElectionTimeout
+	}
+	n := &Node{cfg: cfg, fsm: NewFSM(), silent: rc.HeartbeatTimeout / 4, stop: make(chan struct{}), halted: make(chan struct{})}
+	n.leading.init()
 	logs, stable, snaps, err := n.stores()
 	if err != nil {
 		return nil, err
@@ -96,8 +108,9 @@ func Open(cfg Config) (*Node, error) {
 		n.closeStore()
 		return nil, fmt.Errorf("start raft: %w", err)
 	}
-	n.done.Add(1)
+	n.done.Add(2)
 	go n.duties()
+	go n.watch()
 	return n, nil
 }
 
@@ -154,13 +167,17 @@ func (n *Node) closeStore() {
 }
 
 // Shutdown stops the member's duties and raft, and closes its stores. It
-// is idempotent and waits for what it stops.
+// is idempotent and waits for what it stops. Calls held for a leader end
+// with their refusal; calls whose command raft had taken end with their
+// answer, or with ErrUnknownOutcome once raft has stopped without giving
+// one.
 func (n *Node) Shutdown() error {
 	var err error
 	n.once.Do(func() {
 		close(n.stop)
 		n.done.Wait()
 		err = n.raft.Shutdown().Error()
+		close(n.halted)
 		n.closeStore()
 	})
 	return err
@@ -172,38 +189,67 @@ func (n *Node) Raft() *raft.Raft { return n.raft }
 // FSM returns the member's replica.
 func (n *Node) FSM() *FSM { return n.fsm }
 
-// notLeader is the error a call gets on a member that is not the leader.
+// notLeader is the error a call gets on a member that cannot take it. It
+// names the leader this member knows of, never itself (a leader that
+// refuses a call, its leadership being transferred, knows no other yet),
+// and not one it has not heard from for a quarter of a heartbeat timeout
+// (the leader may be dead; a leader sends a heartbeat at least every
+// fifth of it, so a live one is named again within milliseconds).
 func (n *Node) notLeader() error {
 	_, id := n.raft.LeaderWithID()
+	if id == n.cfg.ID || (n.raft.State() == raft.Follower && time.Since(n.raft.LastContact()) > n.silent) {
+		return &ErrNotLeader{}
+	}
 	return &ErrNotLeader{Leader: n.APIOf(id)}
+}
+
+// applied is what a command's application answered.
+type applied struct {
+	r     *Result
+	index uint64
 }
 
 // apply stamps cmd with the caller's session and request id and the
 // leader's time, puts it in the log and returns what the leader's replica
-// answered. A command raft refused before it entered the log is
-// *ErrNotLeader; one whose fate the leader lost track of is
-// ErrUnknownOutcome.
+// answered. A call no member can take now is held (see hold). A command
+// raft refused before it entered the log is *ErrNotLeader; one whose fate
+// the leader lost track of is ErrUnknownOutcome, never tried again here.
 func (n *Node) apply(c *engine.Call, cmd *Command) (*Result, uint64, error) {
 	if c != nil {
 		cmd.Session, cmd.Request = c.Session, c.Request
 	}
-	if n.raft.State() != raft.Leader {
-		return nil, 0, n.notLeader()
-	}
-	if err := n.graceOnce(); err != nil {
-		return nil, 0, err
-	}
-	if batchable(cmd.Op) {
-		return n.join(c, cmd)
-	}
-	return n.submit(c, cmd)
+	a, err := hold(context.Background(), n, func() (applied, error) {
+		if n.raft.State() != raft.Leader {
+			return applied{}, n.notLeader()
+		}
+		if err := n.graceOnce(); err != nil {
+			return applied{}, err
+		}
+		var a applied
+		var err error
+		if batchable(cmd.Op) {
+			a.r, a.index, err = n.join(c, cmd)
+		} else {
+			a.r, a.index, err = n.submit(c, cmd)
+		}
+		return a, err
+	})
+	return a.r, a.index, err
 }
 
-// submit stamps the time into cmd and puts it in the log.
+// submit stamps the time into cmd and puts it in the log. While a
+// transfer this member runs is under way it refuses, as raft does.
 func (n *Node) submit(c *engine.Call, cmd *Command) (*Result, uint64, error) {
+	n.leading.inLog.RLock()
+	if n.leading.moving.Load() {
+		n.leading.inLog.RUnlock()
+		return nil, 0, n.notLeader()
+	}
 	cmd.Now = n.cfg.Wall().UnixNano()
 	f := n.raft.Apply(cmd.Encode(), n.cfg.ApplyTimeout)
-	if err := f.Error(); err != nil {
+	err := n.await(f)
+	n.leading.inLog.RUnlock()
+	if err != nil {
 		return nil, 0, n.applyFailed(err)
 	}
 	r := f.Response().(*Result)

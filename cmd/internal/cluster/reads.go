@@ -1,9 +1,9 @@
 package cluster
 
 import (
+	"context"
 	"sync"
 	"sync/atomic"
-	"time"
 
 	"github.com/hashicorp/raft"
 
@@ -33,8 +33,8 @@ type check struct {
 	joined int // reads waiting for it; guarded by reads.vmu
 }
 
-// ready waits for the barrier of term, once per term.
-func (rd *reads) ready(r *raft.Raft, term uint64, timeout time.Duration) error {
+// ready waits for the barrier of term (barrier), once per term.
+func (rd *reads) ready(term uint64, barrier func() error) error {
 	if rd.term.Load() == term {
 		return nil
 	}
@@ -43,7 +43,7 @@ func (rd *reads) ready(r *raft.Raft, term uint64, timeout time.Duration) error {
 	if rd.term.Load() == term {
 		return nil
 	}
-	if err := r.Barrier(timeout).Error(); err != nil {
+	if err := barrier(); err != nil {
 		return err
 	}
 	rd.term.Store(term)
@@ -89,14 +89,19 @@ func (rd *reads) run(leader func() error) {
 // a leadership check; on a follower, when the check fails, or when the term
 // changed meanwhile (the member may have lost and won the leadership again,
 // and not yet applied what another leader committed in between), it
-// answers *ErrNotLeader and nothing f read.
+// answers *ErrNotLeader and nothing f read. A read no member can serve now
+// is held, as a command is (see hold).
 func read[T any](n *Node, f func(e *engine.Engine) (T, error)) (T, error) {
+	return hold(context.Background(), n, func() (T, error) { return readOnce(n, f) })
+}
+
+func readOnce[T any](n *Node, f func(e *engine.Engine) (T, error)) (T, error) {
 	var zero T
 	term := n.raft.CurrentTerm()
 	if n.raft.State() != raft.Leader {
 		return zero, n.notLeader()
 	}
-	if err := n.reads.ready(n.raft, term, n.cfg.ApplyTimeout); err != nil {
+	if err := n.reads.ready(term, n.barrier); err != nil {
 		return zero, n.notLeader()
 	}
 	v, err := f(n.fsm.Engine())
@@ -106,7 +111,8 @@ func read[T any](n *Node, f func(e *engine.Engine) (T, error)) (T, error) {
 	return v, err
 }
 
-func (n *Node) verifyLeader() error { return n.raft.VerifyLeader().Error() }
+func (n *Node) barrier() error      { return n.await(n.raft.Barrier(n.cfg.ApplyTimeout)) }
+func (n *Node) verifyLeader() error { return n.await(n.raft.VerifyLeader()) }
 
 // described is what Describe answers.
 type described struct {

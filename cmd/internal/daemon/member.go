@@ -166,7 +166,9 @@ func (m *member) close() error {
 
 // gate answers every GovernorService call on a member that is not the
 // leader with NotLeader, naming the leader's API address, before it reaches
-// the server: a follower serves nothing from its replica. The leader's own
+// the server: a follower serves nothing from its replica. While no leader
+// is known (an election), it holds the call first, as cluster.Node does,
+// until this member leads or knows the leader. The leader's own
 // calls that lose the leadership midway are answered the same by the
 // server. Health checks and the dashboard's files are served on every
 // member. WatchNode too is served by the leader only: its streams end with
@@ -181,9 +183,10 @@ func (d *Daemon) gate(next http.Handler) http.Handler {
 	node := d.member.node
 	r := node.Raft()
 	return http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
-		if strings.HasPrefix(req.URL.Path, prefix) && req.URL.Path != governorv1connect.GovernorServiceClusterStatusProcedure && r.State() != raft.Leader {
-			_, id := r.LeaderWithID()
-			_ = errs.Write(w, req, server.NotLeader(node.APIOf(id)))
+		var nl *cluster.ErrNotLeader
+		if strings.HasPrefix(req.URL.Path, prefix) && req.URL.Path != governorv1connect.GovernorServiceClusterStatusProcedure &&
+			r.State() != raft.Leader && errors.As(node.AwaitLeader(req.Context()), &nl) {
+			_ = errs.Write(w, req, server.NotLeader(nl.Leader))
 			return
 		}
 		next.ServeHTTP(w, req)

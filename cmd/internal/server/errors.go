@@ -195,14 +195,19 @@ func unavailable(msg string) error {
 // in the message and in the Governor-Leader response metadata
 // (clientconn.LeaderHeader), which a client follows. With no leader known
 // (leader is ""), the metadata is absent and the message says to retry.
-// Nothing was applied: the call may be sent again anywhere.
+// Nothing was applied, which the Governor-Not-Applied metadata
+// (clientconn.NotAppliedHeader) says too: the call may be sent again
+// anywhere, with or without a request id.
 func NotLeader(leader string) *connect.Error {
+	var err *connect.Error
 	if leader == "" {
-		return connect.NewError(connect.CodeUnavailable, errors.New(
+		err = connect.NewError(connect.CodeUnavailable, errors.New(
 			"This governord is not its cluster's leader and knows no leader now; nothing was applied. Retry shortly, at this node or another."))
+	} else {
+		err = connect.NewError(connect.CodeUnavailable, fmt.Errorf(
+			"This governord is not its cluster's leader; nothing was applied. The leader is at %s: send the call there.", leader))
+		err.Meta().Set(clientconn.LeaderHeader, leader)
 	}
-	err := connect.NewError(connect.CodeUnavailable, fmt.Errorf(
-		"This governord is not its cluster's leader; nothing was applied. The leader is at %s: send the call there.", leader))
-	err.Meta().Set(clientconn.LeaderHeader, leader)
+	err.Meta().Set(clientconn.NotAppliedHeader, "true")
 	return err
 }

@@ -43,6 +43,7 @@ func serveFollower(t *testing.T, leader string) *httptest.Server {
 // The not-leader answer reaches a client of every protocol as
 // Unavailable with the leader's address in the governor-leader metadata,
 // on unary calls and on streams; without a leader, the metadata is absent.
+// Either way, governor-not-applied says nothing was applied.
 func TestNotLeaderOnTheWire(t *testing.T) {
 	const leader = "10.1.2.3:7600"
 	for _, known := range []string{leader, ""} {
@@ -83,6 +84,9 @@ func checkNotLeader(t *testing.T, what, leader string, err error) {
 	}
 	if got := ce.Meta().Get("governor-leader"); got != leader {
 		t.Fatalf("%s: governor-leader %q, want %q", what, got, leader)
+	}
+	if got := ce.Meta().Get("governor-not-applied"); got != "true" {
+		t.Fatalf("%s: governor-not-applied %q, want true", what, got)
 	}
 	if leader != "" && !strings.Contains(ce.Message(), leader) {
 		t.Fatalf("%s: message %q does not name the leader", what, ce.Message())
