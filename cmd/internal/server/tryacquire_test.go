@@ -2,6 +2,7 @@ package server
 
 import (
 	"context"
+	"fmt"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -116,6 +117,45 @@ func TestTryAcquireIsNotAQueuedAcquire(t *testing.T) {
 	for _, u := range e.store.Engine.Bounds() {
 		if u.Refused[engine.BoundQueued] != 0 {
 			t.Fatalf("TryAcquire counted a refusal of queued_acquires: %+v", u)
+		}
+	}
+}
+
+// TestReplicatedTryAcquire: through a cluster's leader, a TryAcquire takes
+// the free slot and the next is refused; every replica then holds the one
+// lease and has no acquire waiting.
+func TestReplicatedTryAcquire(t *testing.T) {
+	ms := newMembers(t)
+	pool := steady(t, ms, func(lead *member) (engine.ID, error) {
+		ctx := context.Background()
+		tok, err := lead.token()
+		if err != nil {
+			return 0, err
+		}
+		cl := lead.client(tok)
+		res, err := cl.CreateNode(ctx, connect.NewRequest(&governorv1.CreateNodeRequest{
+			Spec: &governorv1.NodeSpec{Name: "pool", Limits: map[string]int64{"db": 1}}, RequestId: "pool"}))
+		if err != nil {
+			return 0, fmt.Errorf("create the pool: %w", err)
+		}
+		pool := res.Msg.Node.Id
+		if _, err := cl.TryAcquire(ctx, connect.NewRequest(&governorv1.TryAcquireRequest{NodeId: pool, Class: "db", RequestId: "t1"})); err != nil {
+			return 0, fmt.Errorf("TryAcquire on a free slot: %w", err)
+		}
+		_, err = cl.TryAcquire(ctx, connect.NewRequest(&governorv1.TryAcquireRequest{NodeId: pool, Class: "db"}))
+		if code(err) != "resource_exhausted" {
+			return 0, fmt.Errorf("TryAcquire on a held slot: got %v, want resource_exhausted", err)
+		}
+		return engine.ID(pool), nil
+	})
+	for i, m := range ms {
+		e := m.node.FSM().Engine()
+		eventually(t, "the grant on every replica", func() bool {
+			inf, _, _, err := e.Describe(&engine.Call{}, pool, nil)
+			return err == nil && inf.Limits["db"].Held == 1
+		})
+		if got := e.Stats().Waiting["db"]; got != 0 {
+			t.Errorf("replica %d has %d acquires waiting after a refused TryAcquire", i, got)
 		}
 	}
 }
