@@ -61,6 +61,13 @@ func (n *Node) Acquire(c *engine.Call, id engine.ID, class string, maxHold time.
 	return ok(r).Lease, ok(r).Waiter, err
 }
 
+// TryAcquire takes a lease if one fits now, as engine.Engine.TryAcquire:
+// one command, so no waiter exists between the refusal and its withdrawal.
+func (n *Node) TryAcquire(c *engine.Call, id engine.ID, class string, maxHold time.Duration) (engine.LeaseInfo, error) {
+	r, _, err := n.apply(c, &Command{Op: OpTryAcquire, Target: id, Name: class, Span: maxHold})
+	return ok(r).Lease, err
+}
+
 // Release gives a lease back, as engine.Engine.Release.
 func (n *Node) Release(c *engine.Call, id engine.ID, rep engine.Report) (engine.Outcome, error) {
 	r, _, err := n.apply(c, &Command{Op: OpRelease, Target: id, Report: rep})

@@ -62,11 +62,12 @@ func sampleCommands() map[Op]*Command {
 		OpSetBounds: with(OpSetBounds, func(c *Command) {
 			c.Bounds = &engine.BoundsConfig{Default: engine.DefaultBounds(), PerTenant: map[engine.ID]engine.Bounds{4: {1, 2, 3, 4, 5}}, Declared: []string{"acme"}}
 		}),
-		OpReap:     with(OpReap, func(*Command) {}),
-		OpChecksum: with(OpChecksum, func(*Command) {}),
-		OpCompare:  with(OpCompare, func(c *Command) { c.Waiter, c.Sum = 41, 0xdeadbeefcafef00d }),
-		OpRevive:   with(OpRevive, func(*Command) {}),
-		OpMember:   with(OpMember, func(c *Command) { c.Name, c.API = "n4", "10.0.0.4:7600" }),
+		OpReap:       with(OpReap, func(*Command) {}),
+		OpChecksum:   with(OpChecksum, func(*Command) {}),
+		OpCompare:    with(OpCompare, func(c *Command) { c.Waiter, c.Sum = 41, 0xdeadbeefcafef00d }),
+		OpRevive:     with(OpRevive, func(*Command) {}),
+		OpMember:     with(OpMember, func(c *Command) { c.Name, c.API = "n4", "10.0.0.4:7600" }),
+		OpTryAcquire: with(OpTryAcquire, func(c *Command) { c.Name, c.Span = "gpu", 3*time.Second }),
 	}
 	samples[OpBatch] = with(OpBatch, func(c *Command) {
 		c.Batch = []*Command{samples[OpConsume], samples[OpConsumeWith], samples[OpConsumeKeyed]}

@@ -9,8 +9,8 @@ import (
 // Op names the engine call a command makes.
 type Op uint8
 
-// The commands. Each but the last two is one mutating engine call; the
-// numbers are part of the log: never reuse one.
+// The commands. Each but OpChecksum, OpCompare, OpBatch and OpMember is one
+// mutating engine call; the numbers are part of the log: never reuse one.
 const (
 	OpCreate Op = iota + 1
 	OpEnsure
@@ -53,12 +53,15 @@ const (
 	// forgets the member when API is empty: the table a follower names
 	// the leader's API address from (members.go).
 	OpMember
+	// OpTryAcquire is engine.Engine.TryAcquire: a grant if a slot fits
+	// now, otherwise a refusal that queues nothing.
+	OpTryAcquire
 	opEnd
 )
 
 var opNames = [opEnd]string{"", "create", "ensure", "consume", "consume_with", "consume_keyed", "cancel", "close",
 	"acquire", "release", "abandon", "open_session", "heartbeat", "close_session", "set_quota", "set_limit",
-	"adjust_limit", "set_defaults", "set_rate", "reset_rate", "configure", "set_bounds", "reap", "checksum", "compare", "revive", "batch", "member"}
+	"adjust_limit", "set_defaults", "set_rate", "reset_rate", "configure", "set_bounds", "reap", "checksum", "compare", "revive", "batch", "member", "try_acquire"}
 
 func (o Op) String() string {
 	if o > 0 && o < opEnd {
@@ -81,7 +84,7 @@ type Command struct {
 	Name   string        // resource or class
 	Amount int64         // n of a consume; the new value of AdjustLimit
 	Value  *int64        // SetQuota, SetLimit: the value, nil to remove; AdjustLimit: from
-	Span   time.Duration // Acquire: max hold; OpenSession: ttl
+	Span   time.Duration // Acquire, TryAcquire: max hold; OpenSession: ttl
 	Token  [32]byte      // OpenSession: the token the leader chose
 
 	Spec     *engine.Spec   // Create, Ensure

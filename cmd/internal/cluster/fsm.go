@@ -135,6 +135,8 @@ func (f *FSM) apply(index uint64, cmd *Command) *Result {
 		if r.Waiter != nil {
 			f.keepWaiter(index, r.Waiter)
 		}
+	case OpTryAcquire:
+		r.Lease, r.Err = e.TryAcquire(c, cmd.Target, cmd.Name, cmd.Span)
 	case OpRelease:
 		r.Outcome, r.Err = e.Release(c, cmd.Target, cmd.Report)
 	case OpAbandon:

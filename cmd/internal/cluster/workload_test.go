@@ -44,7 +44,7 @@ func (w *workload) next(i int) *Command {
 	if w.rng.IntN(4) == 0 {
 		c.Request = "r" + strconv.Itoa(w.rng.IntN(i+1))
 	}
-	switch w.rng.IntN(23) {
+	switch w.rng.IntN(24) {
 	case 0, 1:
 		c.Op = OpCreate
 		c.Spec = &engine.Spec{Name: "n" + strconv.Itoa(i), Quotas: map[string]int64{"tokens": int64(w.rng.IntN(50))},
@@ -106,6 +106,8 @@ func (w *workload) next(i int) *Command {
 	case 13:
 		c.Op, c.Name, c.Amount = OpSetQuota, "tokens", int64(w.rng.IntN(30))
 		c.Value = &c.Amount
+	case 23:
+		c.Op, c.Name, c.Span = OpTryAcquire, "gpu", time.Duration(w.rng.IntN(5))*time.Second
 	}
 	return c
 }
@@ -128,7 +130,7 @@ func (w *workload) learn(c *Command, i uint64, r *Result) {
 		w.sessions = append(w.sessions, r.Session.ID)
 	case c.Op == OpAcquire && r.Waiter != nil:
 		w.queued = append(w.queued, i)
-	case c.Op == OpAcquire:
+	case c.Op == OpAcquire || c.Op == OpTryAcquire:
 		w.leases = append(w.leases, r.Lease)
 	}
 }

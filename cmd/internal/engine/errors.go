@@ -24,6 +24,7 @@ var (
 	ErrNeverFits       = errors.New("never fits")
 	ErrLimitChanged    = errors.New("limit changed since it was read")
 	ErrWithdrawn       = errors.New("queued acquire withdrawn")
+	ErrNoSlot          = errors.New("no slot free")
 )
 
 // InvalidError names the argument that was wrong and what is allowed.

@@ -1,6 +1,9 @@
 package engine
 
-import "time"
+import (
+	"fmt"
+	"time"
+)
 
 // lease is one slot of a concurrency limit, on every node of its chain.
 type lease struct {
@@ -90,6 +93,26 @@ func (n *node) classChain(c string) *classState {
 // returned Waiter delivers the outcome. maxHold, if positive, bounds how long
 // the lease may be held. Only a session can hold a lease.
 func (e *Engine) Acquire(c *Call, id ID, class string, maxHold time.Duration) (LeaseInfo, *Waiter, error) {
+	return e.acquire(c, id, class, maxHold, true)
+}
+
+// TryAcquire grants one lease of class on node id, as Acquire does, if every
+// node on its chain has a free slot now; otherwise it returns ErrNoSlot in one
+// step, without queueing and without recording anything, so it never counts
+// against the queued-acquires bound and no waiter exists for a release to
+// grant. Like Acquire it grants a slot that fits even while others wait for
+// the class: a waiter is queued only behind a chain that is full, and a slot
+// that fits is one no waiter can take. A repeat of a request id answers with
+// the lease it was granted; an id whose Acquire still waits answers
+// ErrNoSlot and leaves that waiter queued.
+func (e *Engine) TryAcquire(c *Call, id ID, class string, maxHold time.Duration) (LeaseInfo, error) {
+	lease, _, err := e.acquire(c, id, class, maxHold, false)
+	return lease, err
+}
+
+// acquire is Acquire, or TryAcquire when queue is false: then it returns no
+// waiter, and ErrNoSlot where Acquire would queue or find one queued.
+func (e *Engine) acquire(c *Call, id ID, class string, maxHold time.Duration, queue bool) (LeaseInfo, *Waiter, error) {
 	if err := validKey("class", class); err != nil {
 		return LeaseInfo{}, nil, err
 	}
@@ -124,6 +147,9 @@ func (e *Engine) Acquire(c *Call, id ID, class string, maxHold time.Duration) (L
 			return e.leaseInfoLocked(lid)
 		}
 		if w, err := s.queuedFor(c.Request, h); w != nil || err != nil {
+			if err == nil && !queue {
+				return LeaseInfo{}, nil, noSlot(n, class)
+			}
 			return LeaseInfo{}, w, err
 		}
 	}
@@ -137,11 +163,19 @@ func (e *Engine) Acquire(c *Call, id ID, class string, maxHold time.Duration) (L
 		id := e.grantLocked(s, n, class, int64(maxHold), c.Request, h, now)
 		return e.leases[id].info(), nil, nil
 	}
+	if !queue {
+		return LeaseInfo{}, nil, noSlot(n, class)
+	}
 	if err := e.boundLocked(n.tenant, BoundQueued, 1); err != nil {
 		return LeaseInfo{}, nil, err
 	}
 	w := e.enqueueLocked(s, n, class, int64(maxHold), c.Request, h)
 	return LeaseInfo{}, w, nil
+}
+
+// noSlot is TryAcquire's refusal: no slot of class is free on n's chain.
+func noSlot(n *node, class string) error {
+	return fmt.Errorf("%w: every %s slot is held somewhere on node %d's chain", ErrNoSlot, class, n.id)
 }
 
 // grantLocked emits the grant of a lease and returns its id.

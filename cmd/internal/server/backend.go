@@ -20,6 +20,7 @@ type Backend interface {
 	Cancel(c *engine.Call, id engine.ID) error
 	Close(c *engine.Call, id engine.ID) error
 	Acquire(c *engine.Call, id engine.ID, class string, maxHold time.Duration) (engine.LeaseInfo, *engine.Waiter, error)
+	TryAcquire(c *engine.Call, id engine.ID, class string, maxHold time.Duration) (engine.LeaseInfo, error)
 	Abandon(c *engine.Call, w *engine.Waiter) error
 	Release(c *engine.Call, id engine.ID, rep engine.Report) (engine.Outcome, error)
 	OpenSession(c *engine.Call, scope engine.ID, ttl time.Duration, token [32]byte) (engine.SessionInfo, error)

@@ -2,6 +2,7 @@ package server
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"time"
 
@@ -35,23 +36,23 @@ func (s *Server) TryAcquire(ctx context.Context, req *connect.Request[governorv1
 	}))
 }
 
-// tryAcquire grants a lease that fits now, or withdraws the waiter the
-// engine queued and says that no slot is free.
+// tryAcquire grants a lease that fits now, or says that no slot is free: one
+// engine step that queues nothing, so no release can grant a lease between
+// the refusal and its withdrawal.
 func (s *Server) tryAcquire(ctx context.Context, p principal, id engine.ID, class string, hold time.Duration, reqID string) (engine.LeaseInfo, error) {
 	if err := s.room(ctx); err != nil {
 		return engine.LeaseInfo{}, err
 	}
 	c := &engine.Call{Session: p.session, Request: reqID}
-	lease, w, err := s.store.Acquire(c, id, class, hold)
+	lease, err := s.store.TryAcquire(c, id, class, hold)
 	granted := time.Now()
-	if w != nil {
-		_ = s.store.Abandon(&engine.Call{}, w)
+	if errors.Is(err, engine.ErrNoSlot) {
 		refusedNow(ctx, p.node(id), class)
 		if err := s.settle(ctx, c.Seq, nil); err != nil {
 			return engine.LeaseInfo{}, err
 		}
 		return engine.LeaseInfo{}, connect.NewError(connect.CodeResourceExhausted, fmt.Errorf(
-			"No %s slot is free now on node %d's chain: every slot of the class is held. Acquire waits for one; TryAcquire does not.", class, id))
+			"No %s slot is free now on node %d's chain: every slot of the class is held. Acquire waits for one; TryAcquire does not.", class, p.node(id)))
 	}
 	noteAcquire(ctx, p.node(id), class, false, err)
 	return s.answerGrant(ctx, p, lease, nil, c.Seq, granted, err)
