@@ -22,7 +22,7 @@ import (
 // config governord runs with (DefaultRaftConfig). "raft-alone" is the
 // baseline for disk+tcp: raft as disk+tcp runs it, over an FSM that does
 // nothing, applying a consume's log form; "raft-default" is the same with
-// raft's default config over a bare bolt store. Run it with a fixed count,
+// raft's default config over a bare raft-wal store. Run it with a fixed count,
 // e.g. -benchtime 20000x.
 func BenchmarkClusterConsume(b *testing.B) {
 	for _, d := range deployments {

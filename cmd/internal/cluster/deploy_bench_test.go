@@ -17,7 +17,7 @@ type deployment struct {
 }
 
 // deployments are the members as the tests run them (in-memory log and
-// transport, nothing on disk) and as governord runs them (bolt log in a
+// transport, nothing on disk) and as governord runs them (raft-wal log in a
 // data directory, synced on every append, and raft's TCP transport on
 // loopback). The speed targets are judged by the second.
 var deployments = []deployment{
@@ -60,7 +60,7 @@ func newTCPCluster(tb testing.TB, n int, rc *raft.Config) *testCluster {
 // newBareCluster starts n raft instances over an FSM that does nothing and
 // returns the leader once there is one. Tuned, they run as newTCPCluster's
 // members do (the same stores, transport and config); untuned, with raft's
-// default config over a bare bolt store, as raft's own documentation
+// default config over a bare raft-wal store, as raft's own documentation
 // starts them.
 func newBareCluster(tb testing.TB, n int, tuned bool) *raft.Raft {
 	tb.Helper()
@@ -76,26 +76,26 @@ func newBareCluster(tb testing.TB, n int, tuned bool) *raft.Raft {
 	}
 	var rafts []*raft.Raft
 	for i, tr := range trans {
-		logs, bolt, snaps, err := openDiskStores(tb.TempDir())
+		logs, w, snaps, err := openDiskStores(tb.TempDir(), hclog.NewNullLogger())
 		if err != nil {
 			tb.Fatal(err)
 		}
 		rc := DefaultRaftConfig()
 		if !tuned {
-			logs, rc = bolt, raft.DefaultConfig()
+			logs, rc = w, raft.DefaultConfig()
 		}
 		rc.LocalID, rc.Logger = serverID(i), hclog.NewNullLogger()
-		if err := raft.BootstrapCluster(rc, logs, bolt, snaps, tr, raft.Configuration{Servers: servers}); err != nil {
+		if err := raft.BootstrapCluster(rc, logs, w, snaps, tr, raft.Configuration{Servers: servers}); err != nil {
 			tb.Fatal(err)
 		}
-		r, err := raft.NewRaft(rc, nopFSM{}, logs, bolt, snaps, tr)
+		r, err := raft.NewRaft(rc, nopFSM{}, logs, w, snaps, tr)
 		if err != nil {
 			tb.Fatal(err)
 		}
 		rafts = append(rafts, r)
 		tb.Cleanup(func() {
 			_ = r.Shutdown().Error()
-			_ = bolt.Close()
+			_ = w.Close()
 		})
 	}
 	for range 3000 {

@@ -26,13 +26,16 @@
 // log every so often, and a compare command carrying its own checksum; a
 // replica whose checksum differs records a [Mismatch].
 //
-// The log and stable stores on disk are raft-boltdb/v2 (bbolt), the store
-// Consul and Nomad ran for years. raft-boltdb/v2 v2.3.1 imports
+// The log and stable stores on disk are raft-wal (data dir/wal: the log
+// in append-only segment files, one write and one fsync per append; the
+// stable store and the list of segments in a small bbolt file), with the
+// latest entries cached in memory by raft's LogCache. It replaced
+// raft-boltdb/v2, whose append is a bbolt transaction commit (two fsyncs)
+// and which bounded the cluster's throughput. A data directory holding
+// raft.db from an earlier governord is refused. raft-wal's metrics import
 // go-metrics/compat, which go-metrics v0.7.0 (raft v1.8.0's) dropped, so
-// cmd/go.mod pins go-metrics to v0.6.1 with a replace. raft-wal was the
-// other choice: faster on long logs, but younger and with its own segment
-// format to recover by hand; the log is compacted by snapshots, so bbolt's
-// one file is enough. None of this reaches the SDK module.
+// cmd/go.mod pins go-metrics to v0.6.1 with a replace. None of this
+// reaches the SDK module.
 //
 // Queued acquires are replicated through the log but are in no snapshot
 // yet, so a replica takes no snapshot while one waits (issue 16).

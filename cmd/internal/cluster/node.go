@@ -22,8 +22,8 @@ type Config struct {
 	// API is each member's API address ("host:port") by id: the leader hint
 	// a follower answers with.
 	API map[raft.ServerID]string
-	// Dir holds the log and stable store (raft.db) and the snapshots; empty
-	// keeps them in memory, for tests.
+	// Dir holds the log and stable store (raft-wal, in Dir/wal) and the
+	// snapshots; empty keeps them in memory, for tests.
 	Dir string
 	// Raft tunes raft; nil is DefaultRaftConfig(). LocalID is set from ID.
 	Raft *raft.Config
@@ -55,7 +55,7 @@ type Node struct {
 	cfg   Config
 	fsm   *FSM
 	raft  *raft.Raft
-	store io.Closer // the bolt store, nil in memory
+	store io.Closer // the log and stable store, nil in memory
 
 	silent  time.Duration // how long a follower names a leader it has not heard from
 	reads   reads
@@ -92,7 +92,7 @@ func Open(cfg Config) (*Node, error) {
 	}
 	n := &Node{cfg: cfg, fsm: NewFSM(), silent: rc.HeartbeatTimeout / 4, stop: make(chan struct{}), halted: make(chan struct{})}
 	n.leading.init()
-	logs, stable, snaps, err := n.stores()
+	logs, stable, snaps, err := n.stores(rc.Logger)
 	if err != nil {
 		return nil, err
 	}
@@ -130,7 +130,7 @@ func withDefaults(cfg Config) Config {
 	return cfg
 }
 
-func (n *Node) stores() (raft.LogStore, raft.StableStore, raft.SnapshotStore, error) {
+func (n *Node) stores(logger hclog.Logger) (raft.LogStore, raft.StableStore, raft.SnapshotStore, error) {
 	if n.cfg.Dir == "" {
 		mem := raft.NewInmemStore()
 		return mem, mem, raft.NewInmemSnapshotStore(), nil
@@ -138,12 +138,12 @@ func (n *Node) stores() (raft.LogStore, raft.StableStore, raft.SnapshotStore, er
 	if err := os.MkdirAll(n.cfg.Dir, 0o700); err != nil {
 		return nil, nil, nil, fmt.Errorf("create cluster data directory: %w", err)
 	}
-	logs, bolt, snaps, err := openDiskStores(n.cfg.Dir)
+	logs, w, snaps, err := openDiskStores(n.cfg.Dir, logger)
 	if err != nil {
 		return nil, nil, nil, err
 	}
-	n.store = bolt
-	return logs, bolt, snaps, nil
+	n.store = w
+	return logs, w, snaps, nil
 }
 
 func bootstrap(cfg Config, rc *raft.Config, logs raft.LogStore, stable raft.StableStore, snaps raft.SnapshotStore) error {

@@ -9,9 +9,10 @@ import (
 	"governor.dev/governor/cmd/internal/engine"
 )
 
-// TestMemberRestartsFromItsDataDir runs a one-member cluster on disk (bbolt
-// log, file snapshots), snapshots halfway, and restarts it from its
-// directory: it must come back with every acknowledged write.
+// TestMemberRestartsFromItsDataDir runs a one-member cluster on disk
+// (raft-wal log, file snapshots), snapshots halfway, and restarts it from
+// its directory: it must come back with every acknowledged write. A member
+// that did not close its log at Shutdown makes the restart wait forever.
 func TestMemberRestartsFromItsDataDir(t *testing.T) {
 	dir := t.TempDir()
 	addr, tr := raft.NewInmemTransport("")

@@ -1,12 +1,15 @@
 package cluster
 
 import (
+	"errors"
 	"fmt"
 	"io"
+	"os"
 	"path/filepath"
 
+	"github.com/hashicorp/go-hclog"
 	"github.com/hashicorp/raft"
-	raftboltdb "github.com/hashicorp/raft-boltdb/v2"
+	wal "github.com/hashicorp/raft-wal"
 )
 
 // DefaultRaftConfig is the raft config a member runs with when Config.Raft
@@ -24,27 +27,59 @@ func DefaultRaftConfig() *raft.Config {
 // logCacheSize is how many of the latest log entries a member keeps in
 // memory as well as on disk, so that the leader sending them to its
 // followers and a follower applying what it stored read no entry back from
-// bolt (each read is a transaction and a decode).
+// the log's segment files.
 const logCacheSize = 4096
 
-// openDiskStores opens the log and stable store (raft.db, bolt, synced on
-// every append, with the latest entries also cached in memory) and the
-// snapshot store in dir, which must exist. The bolt store is also the
-// stable store, and closing it closes both.
-func openDiskStores(dir string) (raft.LogStore, *raftboltdb.BoltStore, raft.SnapshotStore, error) {
-	bolt, err := raftboltdb.New(raftboltdb.Options{Path: filepath.Join(dir, "raft.db")})
+// walDir is the directory, inside a member's data directory, that holds
+// its log and stable store.
+const walDir = "wal"
+
+// boltLog is the file an earlier governord kept its log and stable store
+// in, inside the data directory.
+const boltLog = "raft.db"
+
+// openDiskStores opens the log and stable store (raft-wal in dir/wal: log
+// segment files, synced on every append, with the latest entries also
+// cached in memory, and a small bbolt file for the stable store and the
+// segment list) and the snapshot store (dir/snapshots). dir must exist. A
+// dir holding a log written by an earlier governord is refused. Closing
+// the returned *wal.WAL closes the log and stable store; it must be closed
+// before the same dir is opened again, which otherwise waits for it.
+func openDiskStores(dir string, logger hclog.Logger) (raft.LogStore, *wal.WAL, raft.SnapshotStore, error) {
+	if err := refuseBoltLog(dir); err != nil {
+		return nil, nil, nil, err
+	}
+	if err := os.MkdirAll(filepath.Join(dir, walDir), 0o700); err != nil {
+		return nil, nil, nil, fmt.Errorf("create the raft log directory: %w", err)
+	}
+	w, err := wal.Open(filepath.Join(dir, walDir), wal.WithLogger(logger.Named("wal")))
 	if err != nil {
 		return nil, nil, nil, fmt.Errorf("open raft log store: %w", err)
 	}
 	snaps, err := raft.NewFileSnapshotStore(dir, 2, io.Discard)
 	if err != nil {
-		_ = bolt.Close()
+		_ = w.Close()
 		return nil, nil, nil, fmt.Errorf("open raft snapshot store: %w", err)
 	}
-	logs, err := raft.NewLogCache(logCacheSize, bolt)
+	logs, err := raft.NewLogCache(logCacheSize, w)
 	if err != nil {
-		_ = bolt.Close()
+		_ = w.Close()
 		return nil, nil, nil, fmt.Errorf("open raft log cache: %w", err)
 	}
-	return logs, bolt, snaps, nil
+	return logs, w, snaps, nil
+}
+
+// refuseBoltLog fails when dir holds raft.db, the log of a member from
+// before the log moved to raft-wal: this member would start with an empty
+// log and vote and accept entries as if it had never been one.
+func refuseBoltLog(dir string) error {
+	_, err := os.Stat(filepath.Join(dir, boltLog))
+	switch {
+	case err == nil:
+		return fmt.Errorf("the cluster data directory %s holds %s, a raft log written by an earlier governord, which this version does not read (it keeps the log in %s/): remove this member from the cluster, empty the directory and add it back as a new member, which copies the state from the leader, or, for a whole cluster of earlier members, start a new cluster", dir, boltLog, walDir)
+	case errors.Is(err, os.ErrNotExist):
+		return nil
+	default:
+		return fmt.Errorf("check the cluster data directory for an earlier raft log: %w", err)
+	}
 }
