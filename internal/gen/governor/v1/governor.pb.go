@@ -4831,8 +4831,9 @@ type ClusterMember struct {
 	// Whether it is the member that answered; only that member's indices are
 	// known.
 	Self bool `protobuf:"varint,6,opt,name=self,proto3" json:"self,omitempty"`
-	// The last index in its log and the last it applied; 0 when unknown.
-	LastIndex     uint64 `protobuf:"varint,7,opt,name=last_index,json=lastIndex,proto3" json:"last_index,omitempty"`
+	// The last index in its log; 0 when unknown.
+	LastIndex uint64 `protobuf:"varint,7,opt,name=last_index,json=lastIndex,proto3" json:"last_index,omitempty"`
+	// The last index it applied; 0 when unknown.
 	AppliedIndex  uint64 `protobuf:"varint,8,opt,name=applied_index,json=appliedIndex,proto3" json:"applied_index,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
@@ -4924,6 +4925,7 @@ func (x *ClusterMember) GetAppliedIndex() uint64 {
 	return 0
 }
 
+// ClusterStatusRequest asks a member for the cluster as it knows it.
 type ClusterStatusRequest struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	unknownFields protoimpl.UnknownFields
@@ -4960,6 +4962,7 @@ func (*ClusterStatusRequest) Descriptor() ([]byte, []int) {
 	return file_governor_v1_governor_proto_rawDescGZIP(), []int{60}
 }
 
+// ClusterStatusResponse is the cluster as the member that answered knows it.
 type ClusterStatusResponse struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// The id of the member that answered.
@@ -5050,6 +5053,7 @@ func (x *ClusterStatusResponse) GetCommitIndex() uint64 {
 	return 0
 }
 
+// AddMemberRequest adds a voting member to the cluster.
 type AddMemberRequest struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// The new member's id, unique in the cluster.
@@ -5113,6 +5117,7 @@ func (x *AddMemberRequest) GetApiAddress() string {
 	return ""
 }
 
+// AddMemberResponse says where the new configuration is in the log.
 type AddMemberResponse struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// The log index of the new configuration.
@@ -5158,6 +5163,7 @@ func (x *AddMemberResponse) GetConfigurationIndex() uint64 {
 	return 0
 }
 
+// RemoveMemberRequest removes a member from the cluster.
 type RemoveMemberRequest struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// The id of the member to remove.
@@ -5203,6 +5209,7 @@ func (x *RemoveMemberRequest) GetId() string {
 	return ""
 }
 
+// RemoveMemberResponse says where the new configuration is in the log.
 type RemoveMemberResponse struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// The log index of the new configuration.
@@ -5248,6 +5255,7 @@ func (x *RemoveMemberResponse) GetConfigurationIndex() uint64 {
 	return 0
 }
 
+// TransferLeadershipRequest hands the leadership to another voter.
 type TransferLeadershipRequest struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// The voter to hand the leadership to; empty lets raft pick the most up
@@ -5294,6 +5302,7 @@ func (x *TransferLeadershipRequest) GetId() string {
 	return ""
 }
 
+// TransferLeadershipResponse names the member that leads after the transfer.
 type TransferLeadershipResponse struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// The id of the member that leads now, as the old leader knows it.

@@ -2519,13 +2519,15 @@ export type ClusterMember = Message<"governor.v1.ClusterMember"> & {
   self: boolean;
 
   /**
-   * The last index in its log and the last it applied; 0 when unknown.
+   * The last index in its log; 0 when unknown.
    *
    * @generated from field: uint64 last_index = 7;
    */
   lastIndex: bigint;
 
   /**
+   * The last index it applied; 0 when unknown.
+   *
    * @generated from field: uint64 applied_index = 8;
    */
   appliedIndex: bigint;
@@ -2539,6 +2541,8 @@ export const ClusterMemberSchema: GenMessage<ClusterMember> = /*@__PURE__*/
   messageDesc(file_governor_v1_governor, 59);
 
 /**
+ * ClusterStatusRequest asks a member for the cluster as it knows it.
+ *
  * @generated from message governor.v1.ClusterStatusRequest
  */
 export type ClusterStatusRequest = Message<"governor.v1.ClusterStatusRequest"> & {
@@ -2552,6 +2556,8 @@ export const ClusterStatusRequestSchema: GenMessage<ClusterStatusRequest> = /*@_
   messageDesc(file_governor_v1_governor, 60);
 
 /**
+ * ClusterStatusResponse is the cluster as the member that answered knows it.
+ *
  * @generated from message governor.v1.ClusterStatusResponse
  */
 export type ClusterStatusResponse = Message<"governor.v1.ClusterStatusResponse"> & {
@@ -2606,6 +2612,8 @@ export const ClusterStatusResponseSchema: GenMessage<ClusterStatusResponse> = /*
   messageDesc(file_governor_v1_governor, 61);
 
 /**
+ * AddMemberRequest adds a voting member to the cluster.
+ *
  * @generated from message governor.v1.AddMemberRequest
  */
 export type AddMemberRequest = Message<"governor.v1.AddMemberRequest"> & {
@@ -2639,6 +2647,8 @@ export const AddMemberRequestSchema: GenMessage<AddMemberRequest> = /*@__PURE__*
   messageDesc(file_governor_v1_governor, 62);
 
 /**
+ * AddMemberResponse says where the new configuration is in the log.
+ *
  * @generated from message governor.v1.AddMemberResponse
  */
 export type AddMemberResponse = Message<"governor.v1.AddMemberResponse"> & {
@@ -2658,6 +2668,8 @@ export const AddMemberResponseSchema: GenMessage<AddMemberResponse> = /*@__PURE_
   messageDesc(file_governor_v1_governor, 63);
 
 /**
+ * RemoveMemberRequest removes a member from the cluster.
+ *
  * @generated from message governor.v1.RemoveMemberRequest
  */
 export type RemoveMemberRequest = Message<"governor.v1.RemoveMemberRequest"> & {
@@ -2677,6 +2689,8 @@ export const RemoveMemberRequestSchema: GenMessage<RemoveMemberRequest> = /*@__P
   messageDesc(file_governor_v1_governor, 64);
 
 /**
+ * RemoveMemberResponse says where the new configuration is in the log.
+ *
  * @generated from message governor.v1.RemoveMemberResponse
  */
 export type RemoveMemberResponse = Message<"governor.v1.RemoveMemberResponse"> & {
@@ -2696,6 +2710,8 @@ export const RemoveMemberResponseSchema: GenMessage<RemoveMemberResponse> = /*@_
   messageDesc(file_governor_v1_governor, 65);
 
 /**
+ * TransferLeadershipRequest hands the leadership to another voter.
+ *
  * @generated from message governor.v1.TransferLeadershipRequest
  */
 export type TransferLeadershipRequest = Message<"governor.v1.TransferLeadershipRequest"> & {
@@ -2716,6 +2732,8 @@ export const TransferLeadershipRequestSchema: GenMessage<TransferLeadershipReque
   messageDesc(file_governor_v1_governor, 66);
 
 /**
+ * TransferLeadershipResponse names the member that leads after the transfer.
+ *
  * @generated from message governor.v1.TransferLeadershipResponse
  */
 export type TransferLeadershipResponse = Message<"governor.v1.TransferLeadershipResponse"> & {
