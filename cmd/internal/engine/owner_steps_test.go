@@ -147,8 +147,8 @@ func TestCloseSessionEndsItsNodesInSteps(t *testing.T) {
 		for _, ev := range f.rec.events[:cut] {
 			must(t, replayed.Replay(ev))
 		}
-		if cut == len(f.rec.events) && len(replayed.orphaned) != 0 {
-			t.Fatalf("the whole record replayed leaves %d nodes queued for a step; want none", len(replayed.orphaned))
+		if cut == len(f.rec.events) && len(replayed.orphaned)+len(replayed.ownerEnds) != 0 {
+			t.Fatalf("the whole record replayed leaves %d nodes queued for a step; want none", len(replayed.orphaned)+len(replayed.ownerEnds))
 		}
 		restored, err := Restore(Options{Clock: f.clock, Sink: &recorder{}}, replayed.Dump())
 		must(t, err)
