@@ -56,7 +56,8 @@ func TestRecordCutAfterASessionsEnd(t *testing.T) {
 
 // TestASessionsEndMarksInBoundedHolds checks that the hold in which a
 // session's end is decided lists none of its nodes as changed, however many
-// it owns, and that Capture lists the marks in parts of at most its chunk,
+// it owns, and that Capture lists the marks in parts of at most its chunk
+// (listed and copied together),
 // so that an image taken between the session's end and the steps, restored,
 // answers as the engine did: every node cancelled at the lapse's instant
 // for its owner's end, beneath them cancelled with them; and Reap's steps
@@ -76,6 +77,12 @@ func TestASessionsEndMarksInBoundedHolds(t *testing.T) {
 	}
 	f.clock.Advance(time.Second)
 	f.create(w.other, 0, Spec{Name: "later"}) // the image's instant is past the lapse
+	before = len(f.e.dirty.nodes)
+	part := f.e.capturePart()
+	if listed := len(f.e.dirty.nodes) + len(part.Nodes) + len(part.NodesGone) - before; listed > 4 {
+		t.Fatalf("a part of the capture listed or copied %d nodes; want at most 4 (captureChunk)", listed)
+	}
+	img.Apply(part)
 	delta := f.e.Capture()
 	for d := delta; d != nil; d = d.then {
 		if len(d.Nodes)+len(d.NodesGone) > 4 {
