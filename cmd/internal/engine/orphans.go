@@ -102,7 +102,21 @@ func (e *Engine) orphanStepLocked(now int64) bool {
 	if len(e.ownerEnds) == 0 {
 		e.ownerEnds = nil
 	}
+	e.unlisted = dropEmptied(e.unlisted)
 	return len(e.orphaned)+len(e.ownerEnds) > 0
+}
+
+// dropEmptied drops the sessions at the front of list whose nodes have all
+// ended, so that an engine whose changes no capture takes keeps no more of
+// the ended sessions than the steps have left; nil when none remains.
+func dropEmptied(list []*session) []*session {
+	for len(list) > 0 && list[0].owned.len() == 0 {
+		list = list[1:]
+	}
+	if len(list) == 0 {
+		return nil
+	}
+	return list
 }
 
 // endOrphanLocked ends the queued node n for its owner's end, unless it
@@ -127,12 +141,8 @@ func (e *Engine) trimOrphansLocked() {
 	if len(e.orphaned) == 0 {
 		e.orphaned = nil
 	}
-	for len(e.ownerEnds) > 0 && e.ownerEnds[0].owned.len() == 0 {
-		e.ownerEnds = e.ownerEnds[1:]
-	}
-	if len(e.ownerEnds) == 0 {
-		e.ownerEnds = nil
-	}
+	e.ownerEnds = dropEmptied(e.ownerEnds)
+	e.unlisted = dropEmptied(e.unlisted)
 }
 
 // listMarksLocked lists as changed, for Capture, the nodes of ended
