@@ -186,10 +186,14 @@ func belowState(st State) State {
 // endNodeLocked ends n alone with state st at now: its leases are revoked
 // and its queued acquires fail.
 func (e *Engine) endNodeLocked(n *node, st State, now int64) {
-	if n.marked() { // its owner's end came first (see orphans.go)
-		st, now, n.ownerEnded = Cancelled, n.ended, true
+	doom, at, place, own := n.doomOf()
+	switch {
+	case own: // its owner's end came first (see orphans.go)
+		st, now, n.ownerEnded = Cancelled, at, true
+	case doom == Active:
+		place = e.doomNext()
 	}
-	n.state, n.ended = st, now
+	n.state, n.ended, n.doomAt = st, now, place
 	if p := n.parent; p != nil { // never nil: the root does not end
 		if p.activeKids--; p.activeKids == 0 {
 			delete(e.midway, p.id)

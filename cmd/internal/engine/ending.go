@@ -52,21 +52,36 @@ func (n *node) doomed() bool {
 }
 
 // endingAs returns the state and the instant the step that ends the active
-// node n will give it, from the nearest of n's own mark, an ancestor's
-// mark and an ended ancestor; Active and 0 when there is none.
+// node n will give it, from the earliest doom over it in the order of dooms
+// (its own mark, an ancestor's mark, an ended ancestor); Active and 0 when
+// there is none. Of dooms in one place (one session's end marks a node and
+// its descendants), the farthest decides, as marking in id order did; of
+// those a restore brought, all in place 0, the nearest, since a restore
+// keeps a mark only where it decided.
 func (n *node) endingAs() (State, int64) {
-	if n.ended != 0 {
-		return Cancelled, n.ended
-	}
-	for a := n.parent; a != nil; a = a.parent {
-		switch {
-		case a.state != Active:
-			return belowState(a.state), a.ended
-		case a.ended != 0:
-			return Cancelled, a.ended
+	st, at, _, _ := n.doomOf()
+	return st, at
+}
+
+// doomOf is endingAs with the doom's place in the order of dooms, and
+// reports whether the doom is n's own mark.
+func (n *node) doomOf() (State, int64, uint64, bool) {
+	st, at, own, first := State(Active), int64(0), false, uint64(0)
+	for a := n; a != nil; a = a.parent {
+		ast, aat, place, ok := Cancelled, int64(0), uint64(0), false
+		if a.state != Active {
+			ast, aat, place, ok = belowState(a.state), a.ended, a.doomAt, true
+		} else {
+			aat, place, ok = a.ownMark()
+		}
+		if ok && (st == Active || place < first || place == first && place > 0) {
+			st, at, own, first = ast, aat, a == n, place
+			if place == 0 {
+				break
+			}
 		}
 	}
-	return Active, 0
+	return st, at, first, own
 }
 
 // stepSize is how many nodes a step looks at.

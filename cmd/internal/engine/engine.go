@@ -39,10 +39,13 @@ type Engine struct {
 	captured   ID       // next at the last capture: an id at or above it is in no image yet
 	replay     bool     // applying recorded events: no waiters, no dispatch
 
-	ending   []endCursor  // subtrees being ended a step at a time (see ending.go)
-	midway   map[ID]*node // ended nodes with active children that a restore or replay left, not yet in ending
-	orphaned []ID         // nodes their owner's end marked, to be ended in steps, in order (see orphans.go)
-	endStep  int          // nodes a step of ending looks at; 0: defaultEndStep
+	ending    []endCursor  // subtrees being ended a step at a time (see ending.go)
+	midway    map[ID]*node // ended nodes with active children that a restore or replay left, not yet in ending
+	orphaned  []ID         // nodes a restore found marked, to be ended in steps, in order (see orphans.go)
+	ownerEnds []*session   // ended sessions whose nodes steps still end, in the order they ended
+	unlisted  []*session   // ended sessions whose marked nodes Capture has not all listed as changed
+	dooms     uint64       // the last place given in the order of dooms
+	endStep   int          // nodes a step of ending looks at; 0: defaultEndStep
 
 	removing     []removeCursor // the subtree being removed a step at a time, deepest last (see removal.go)
 	captureChunk int            // listed changes a part of Capture copies; 0: defaultCaptureChunk

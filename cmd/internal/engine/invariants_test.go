@@ -2,6 +2,7 @@ package engine
 
 import (
 	"fmt"
+	"maps"
 	"slices"
 	"time"
 )
@@ -29,13 +30,15 @@ func checkState(e *Engine) error {
 // waits for the step that ends it; a marked node's owner has ended.
 func checkI11Owners(e *Engine) error {
 	listed := 0
-	for _, s := range e.sessions {
-		for id := range s.owned {
-			if n := e.nodes[id]; n == nil || n.state != Active || n.owner != s.id {
-				return fmt.Errorf("I11: session %d lists node %d, which is not an active node it owns", s.id, id)
+	for _, s := range slices.Concat(slices.Collect(maps.Values(e.sessions)), e.ownerEnds) {
+		for n := range s.owned.all() {
+			if e.nodes[n.id] != n || n.state != Active || n.owner != s.id || n.own != s {
+				return fmt.Errorf("I11: session %d lists node %d, which is not an active node it owns", s.id, n.id)
 			}
 		}
-		listed += len(s.owned)
+		if s.ended == 0 {
+			listed += s.owned.len()
+		}
 	}
 	owned := 0
 	for _, n := range e.nodes {
@@ -47,7 +50,7 @@ func checkI11Owners(e *Engine) error {
 		}
 		if s := e.sessions[n.owner]; s != nil {
 			owned++
-		} else if !n.endedAbove() && !(n.marked() && slices.Contains(e.orphaned, n.id)) && !n.parent.doomed() {
+		} else if !n.endedAbove() && !(n.marked() && queuedOrphan(e, n)) && !n.parent.doomed() {
 			return fmt.Errorf("I11: active node %d outlived its owner session %d", n.id, n.owner)
 		}
 	}
@@ -55,6 +58,17 @@ func checkI11Owners(e *Engine) error {
 		return fmt.Errorf("I11: %d active nodes have owners, but sessions list %d", owned, listed)
 	}
 	return nil
+}
+
+// queuedOrphan reports whether a step of the owners' ends is still to
+// reach n: a restore queued it, or its ended owner is queued and the steps
+// have not passed it.
+func queuedOrphan(e *Engine, n *node) bool {
+	if slices.Contains(e.orphaned, n.id) {
+		return true
+	}
+	i := slices.Index(e.ownerEnds, n.own)
+	return i > 0 || i == 0 && n.id > n.own.after
 }
 
 // I2: usage adds up. A node's usage of a resource is what was charged on it,

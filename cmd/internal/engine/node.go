@@ -24,9 +24,11 @@ type node struct {
 	newer  *node            // the parent's next newer child of the same name
 	leases leaseList        // live leases acquired on this node itself
 
-	retention int64  // its spec's retention, nanoseconds
-	keyRes    string // a key node's resource
-	owner     ID     // the session whose end ends this node; 0: none (detached, or made without a session)
+	retention int64    // its spec's retention, nanoseconds
+	keyRes    string   // a key node's resource
+	owner     ID       // the session whose end ends this node; 0: none (detached, or made without a session)
+	own       *session // that session while this node is active and on its list; nil after a restore that lost it
+	doomAt    uint64   // once ended, the place in the order of dooms of what decided its end (see orphans.go)
 
 	usage *tenantUsage // a tenant node's counts against its bounds (see tenantuse.go); nil on others
 

@@ -53,3 +53,57 @@ func TestRecordCutAfterASessionsEnd(t *testing.T) {
 		must(t, checkState(e))
 	}
 }
+
+// TestASessionsEndMarksInBoundedHolds checks that the hold in which a
+// session's end is decided lists none of its nodes as changed, however many
+// it owns, and that Capture lists the marks in parts of at most its chunk
+// (listed and copied together),
+// so that an image taken between the session's end and the steps, restored,
+// answers as the engine did: every node cancelled at the lapse's instant
+// for its owner's end, beneath them cancelled with them; and Reap's steps
+// end them so.
+func TestASessionsEndMarksInBoundedHolds(t *testing.T) {
+	w := newOwnerWorld(t, time.Second)
+	f := w.f
+	f.e.captureChunk = 4
+	img := NewImage(f.e.Dump())
+	img.Apply(f.e.Capture())
+	f.clock.Advance(2 * time.Second)
+	lapsed := f.clock.Now().UnixNano()
+	before := len(f.e.dirty.nodes)
+	f.describe(w.owned[5]) // takes the lapse
+	if grew := len(f.e.dirty.nodes) - before; grew > 4 {
+		t.Fatalf("the hold of the session's end listed %d nodes as changed; want at most 4 (endStep), not one a node it owned", grew)
+	}
+	f.clock.Advance(time.Second)
+	f.create(w.other, 0, Spec{Name: "later"}) // the image's instant is past the lapse
+	before = len(f.e.dirty.nodes)
+	part := f.e.capturePart()
+	if listed := len(f.e.dirty.nodes) + len(part.Nodes) + len(part.NodesGone) - before; listed > 4 {
+		t.Fatalf("a part of the capture listed or copied %d nodes; want at most 4 (captureChunk)", listed)
+	}
+	img.Apply(part)
+	delta := f.e.Capture()
+	for d := delta; d != nil; d = d.then {
+		if len(d.Nodes)+len(d.NodesGone) > 4 {
+			t.Fatalf("a part of the capture copied %d nodes; want at most 4 (captureChunk)", len(d.Nodes)+len(d.NodesGone))
+		}
+	}
+	img.Apply(delta)
+	st := img.Snapshot()
+	if want := f.e.Dump(); !equalSnapshots(st, want) {
+		t.Fatalf("the image taken between the session's end and its steps differs from the engine:\n%s", diffSnapshots(st, want))
+	}
+	restored, err := Restore(Options{Clock: f.clock, Sink: &recorder{}}, st)
+	must(t, err)
+	must(t, checkState(restored))
+	for _, id := range w.owned {
+		if inf, _, _, err := restored.Describe(&Call{}, id, nil); err != nil || inf.State != Cancelled || !inf.OwnerEnded || inf.Ended != lapsed {
+			t.Fatalf("restored: owned node %d answers %+v, %v; want cancelled at %d for its owner's end", id, inf, err, lapsed)
+		}
+	}
+	restored.endStep = 4
+	restored.Reap(f.sys())
+	wantOwnerEnded(t, restored, w, lapsed)
+	must(t, checkState(restored))
+}

@@ -10,18 +10,17 @@ func (e *Engine) endSessionLocked(s *session, kind Kind, now int64) {
 
 // ownLocked makes session s the owner of the active node n.
 func ownLocked(n *node, s *session) {
-	n.owner = s.id
-	if s.owned == nil {
-		s.owned = make(map[ID]struct{})
-	}
-	s.owned[n.id] = struct{}{}
+	n.owner, n.own = s.id, s
+	s.owned.add(n)
 }
 
-// unownLocked takes the ended node n off its owner's list. (node.disown,
-// in siblings.go, takes a child off its parent's.)
+// unownLocked takes the ended node n off its owner's list, the owner's
+// session live or ended. (node.disown, in siblings.go, takes a child off
+// its parent's.)
 func (e *Engine) unownLocked(n *node) {
-	if s := e.sessions[n.owner]; s != nil { // no session has id 0
-		delete(s.owned, n.id)
+	if s := n.own; s != nil {
+		s.owned.remove(n.id)
+		n.own = nil
 	}
 }
 

@@ -132,8 +132,8 @@ func kindsOf(evs []*Event) []Kind {
 // TestCloseSessionEndsItsNodesInSteps checks that a close answers once the
 // steps have ended every node the session owned, and that the record, cut
 // after any of its events, replays and restores to an engine that answers
-// the same and that Reap brings to the same end. The whole record replayed
-// leaves no node queued for a step.
+// the same and that Reap brings to the same end. Neither the close nor the
+// whole record replayed leaves an ended session queued.
 func TestCloseSessionEndsItsNodesInSteps(t *testing.T) {
 	w := newOwnerWorld(t, time.Hour)
 	f := w.f
@@ -141,14 +141,17 @@ func TestCloseSessionEndsItsNodesInSteps(t *testing.T) {
 	must(t, f.e.CloseSession(&Call{Session: w.s}))
 	closed := f.rec.events[from].Time
 	wantOwnerEnded(t, f.e, w, closed)
+	if len(f.e.ownerEnds)+len(f.e.unlisted) != 0 {
+		t.Fatalf("with no capture taken, the steps done leave %d ended sessions queued and %d for a capture; want none", len(f.e.ownerEnds), len(f.e.unlisted))
+	}
 	must(t, checkState(f.e))
 	for cut := from + 1; cut <= len(f.rec.events); cut++ {
 		replayed := New(Options{Clock: f.clock, Sink: &recorder{}})
 		for _, ev := range f.rec.events[:cut] {
 			must(t, replayed.Replay(ev))
 		}
-		if cut == len(f.rec.events) && len(replayed.orphaned) != 0 {
-			t.Fatalf("the whole record replayed leaves %d nodes queued for a step; want none", len(replayed.orphaned))
+		if cut == len(f.rec.events) && len(replayed.orphaned)+len(replayed.ownerEnds)+len(replayed.unlisted) != 0 {
+			t.Fatalf("the whole record replayed leaves %d nodes or ended sessions queued for a step or a capture; want none", len(replayed.orphaned)+len(replayed.ownerEnds)+len(replayed.unlisted))
 		}
 		restored, err := Restore(Options{Clock: f.clock, Sink: &recorder{}}, replayed.Dump())
 		must(t, err)

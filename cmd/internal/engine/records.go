@@ -107,6 +107,11 @@ func (n *node) record() NodeRec {
 		Deadline: n.deadline, Weight: n.weight, Priority: n.priority, Defaults: cloneDefaults(*n.defs()),
 		Retention: n.retention, Keyed: n.keyed, KeyRes: n.keyRes, Owner: n.owner, OwnerEnded: n.ownerEnded,
 	}
+	if n.state == Active {
+		if _, at, _, own := n.doomOf(); own { // a mark by its owner's end (see orphans.go)
+			r.Ended = at
+		}
+	}
 	if n.parent != nil {
 		r.Parent = n.parent.id
 	}

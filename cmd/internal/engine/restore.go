@@ -1,6 +1,10 @@
 package engine
 
-import "slices"
+import (
+	"cmp"
+	"maps"
+	"slices"
+)
 
 // Restore rebuilds an engine from a snapshot. It checks that the snapshot
 // forms a valid tree (every parent, scope, holder and count consistent) and
@@ -208,10 +212,11 @@ func (e *Engine) restoreSessions(recs []SessionRec) error {
 // restoreOwners puts every active owned node on its session's list. An
 // owned node outlives its session beneath a subtree still ending in steps,
 // or while its owner's end waits for the step that ends it (orphans.go):
-// it is then queued for that step again.
+// it is then queued for that step again. The nodes go on the lists in id
+// order, each at the end of its list.
 func (e *Engine) restoreOwners() error {
 	var gone []ID
-	for _, n := range e.nodes {
+	for _, n := range e.nodesByID() {
 		if n.owner == 0 || n.state != Active {
 			if n.ownerEnded && (n.owner == 0 || n.state != Cancelled) {
 				return corrupt("snapshot node %d says its owner's end ended it, but has no owner or is not cancelled", n.id)
@@ -232,12 +237,18 @@ func (e *Engine) restoreOwners() error {
 	return nil
 }
 
-// requeueOrphansLocked queues again, in id order, the active nodes of gone,
+// nodesByID returns the nodes in id order.
+func (e *Engine) nodesByID() []*node {
+	ns := slices.Collect(maps.Values(e.nodes))
+	slices.SortFunc(ns, func(a, b *node) int { return cmp.Compare(a.id, b.id) })
+	return ns
+}
+
+// requeueOrphansLocked queues again the active nodes of gone, in id order,
 // whose owner sessions have ended: each marked node, and each one a
 // snapshot of a record cut before its owner's end was marked, marked now at
 // the snapshot's instant unless it already answers as ended.
 func (e *Engine) requeueOrphansLocked(gone []ID) {
-	slices.Sort(gone)
 	for _, id := range gone {
 		n := e.nodes[id]
 		if n.ended == 0 && !n.doomed() {

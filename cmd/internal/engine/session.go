@@ -12,8 +12,12 @@ type session struct {
 	opened  int64
 	token   [32]byte
 	leases  leaseList
-	waiters []*Waiter       // queued acquires, each knowing its position (Waiter.at)
-	owned   map[ID]struct{} // the active nodes it owns: they end when it ends
+	waiters []*Waiter // queued acquires, each knowing its position (Waiter.at)
+	owned   kidOrder  // the active nodes it owns, in id order: they end when it ends
+	ended   int64     // the instant of its end, which marks the nodes it owns; 0 while live (see orphans.go)
+	doom    uint64    // the place of its end in the order of dooms
+	after   ID        // the steps ending its nodes go on above this id
+	listed  ID        // Capture has listed its nodes as changed up to this id
 	mem     reqMemory
 	dirty   bool
 }

@@ -84,6 +84,7 @@ func (e *Engine) capturePart() *Delta {
 	if left == 0 {
 		left = defaultCaptureChunk
 	}
+	listed := e.listMarksLocked(&left)
 	ids := takeLast(&e.dirty.nodes, &left)
 	d.Nodes = make([]NodeRec, 0, len(ids))
 	for _, id := range ids {
@@ -106,7 +107,7 @@ func (e *Engine) capturePart() *Delta {
 	}
 	e.captureLeasesLocked(d, takeLast(&e.dirty.leases, &left))
 	e.captured = e.next
-	d.whole = len(e.dirty.nodes)+len(e.dirty.sessions)+len(e.dirty.leases) == 0
+	d.whole = listed && len(e.dirty.nodes)+len(e.dirty.sessions)+len(e.dirty.leases) == 0
 	return d
 }
 

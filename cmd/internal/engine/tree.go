@@ -55,8 +55,7 @@ func (n *node) info(now int64) NodeInfo {
 		inf.Parent = n.parent.id
 	}
 	if n.state == Active {
-		inf.State, inf.Ended = n.endingAs()
-		inf.OwnerEnded = n.ended != 0 // marked by its owner's end (see orphans.go)
+		inf.State, inf.Ended, _, inf.OwnerEnded = n.doomOf() // OwnerEnded: marked by its owner's end (see orphans.go)
 	}
 	if n.res.len() > 0 {
 		inf.Quotas = make(map[string]QuotaInfo, n.res.len())
