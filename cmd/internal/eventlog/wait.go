@@ -81,6 +81,17 @@ func (w *Writer) Wait(ctx context.Context, seq uint64) error {
 	return nil
 }
 
+// Accepted reports whether event seq was added and will be committed: the
+// writer has neither failed nor been stopped. It never blocks on a commit.
+// A record that keeps nothing past the process (memory) may answer on it
+// instead of Wait: such a commit promises nothing the process does not hold
+// already.
+func (w *Writer) Accepted(seq uint64) bool {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return seq <= w.last && w.err == nil && !w.stopping
+}
+
 // batchOf returns the channel that closes when the batch holding seq is
 // settled, or why seq will never be on record.
 func (w *Writer) batchOf(seq uint64) (<-chan struct{}, error) {
