@@ -5,14 +5,15 @@ import (
 )
 
 // TestAcceptedNeedsNoCommit checks Accepted: true for an added event while
-// its commit hangs, false for one never added, and false once the writer
-// failed or stopped.
+// its commit hangs, false for one never added, and false once that commit
+// failed.
 func TestAcceptedNeedsNoCommit(t *testing.T) {
 	ctx := ctxT(t)
 	d := newDouble()
 	w := startWriter(t, d, 0, WriterOptions{})
 	e := newEngine(w, 0)
 	release := d.hold()
+	d.failWith(errDiskGone) // read as the commit begins, returned once released
 	seq, err := e.emit(ctx)
 	must(t, err)
 	if !w.Accepted(seq) {
@@ -24,7 +25,6 @@ func TestAcceptedNeedsNoCommit(t *testing.T) {
 	if w.Accepted(seq + 1) {
 		t.Fatalf("Accepted(%d) = true for an event never added", seq+1)
 	}
-	d.failWith(errDiskGone)
 	release()
 	<-w.Failed()
 	if w.Accepted(seq) {
