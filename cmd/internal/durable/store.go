@@ -190,19 +190,26 @@ func (s *Store) Room(ctx context.Context) error { return s.writer.Room(ctx) }
 
 // Wait returns once event seq is on record. An answer that depends on state up
 // to seq may be given only after Wait returned nil. With the record in
-// memory, which keeps nothing past the process, it returns as soon as seq
-// is accepted (Writer.Accepted), without waiting for the writer goroutine:
-// the commit that follows still hands seq to Committed, in order, but a
-// caller's answer no longer pays two goroutine hand-offs for it.
+// memory, which keeps nothing past the process, an event is on record as
+// soon as the writer accepted it (eventlog.Writer.Accepted), and Wait does
+// not wait for the writer goroutine: the commit that follows still hands
+// the event to Committed, in order, but a caller's answer no longer pays
+// two goroutine hand-offs for it.
 func (s *Store) Wait(ctx context.Context, seq uint64) error {
-	if s.volatile && s.writer.Accepted(seq) {
+	if s.volatile && seq <= s.writer.Accepted() {
 		return nil
 	}
 	return s.writer.Wait(ctx, seq)
 }
 
-// Durable returns the last sequence number on record.
-func (s *Store) Durable() uint64 { return s.writer.Durable() }
+// Durable returns the last sequence number on record (in memory: accepted,
+// as Wait says).
+func (s *Store) Durable() uint64 {
+	if s.volatile {
+		return s.writer.Accepted()
+	}
+	return s.writer.Durable()
+}
 
 // Failed is closed when a commit has failed. The engine is then ahead of its
 // record: the daemon must stop serving and exit, so that a supervisor starts

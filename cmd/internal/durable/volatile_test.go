@@ -3,6 +3,7 @@ package durable
 import (
 	"context"
 	"errors"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -10,9 +11,10 @@ import (
 )
 
 // TestWaitInMemoryNeedsNoCommit checks that with the record in memory an
-// answer does not wait for the writer goroutine, while with a durable
-// record it waits for the commit: the writer is held inside Committed after
-// the first event, so the second event's commit cannot happen.
+// answer does not wait for the writer goroutine (and Durable counts what
+// was accepted), while with a durable record it waits for the commit: the
+// writer is held inside Committed after the first event, so the second
+// event's commit cannot happen.
 func TestWaitInMemoryNeedsNoCommit(t *testing.T) {
 	cases := map[string]struct {
 		url      func(t *testing.T) string
@@ -26,7 +28,9 @@ func TestWaitInMemoryNeedsNoCommit(t *testing.T) {
 			ctx := context.Background()
 			held, release := make(chan struct{}), make(chan struct{})
 			first := true
-			committed := func([]*engine.Event) {
+			var published atomic.Uint64 // the last event handed to Committed
+			committed := func(evs []*engine.Event) {
+				published.Store(evs[len(evs)-1].Seq)
 				if first {
 					first = false
 					close(held)
@@ -53,8 +57,11 @@ func TestWaitInMemoryNeedsNoCommit(t *testing.T) {
 			case !tc.volatile && !errors.Is(err, context.DeadlineExceeded):
 				t.Fatalf("Wait(%d) on a durable record with the writer held: %v, want the deadline", c.Seq, err)
 			}
-			if d := s.Durable(); d >= c.Seq {
-				t.Fatalf("event %d on record (durable %d) while the writer is held", c.Seq, d)
+			if p := published.Load(); p >= c.Seq {
+				t.Fatalf("event %d committed (published up to %d) while the writer is held", c.Seq, p)
+			}
+			if d := s.Durable(); tc.volatile != (d >= c.Seq) {
+				t.Fatalf("Durable() = %d with event %d accepted and not committed; want it covered only in memory", d, c.Seq)
 			}
 		})
 	}

@@ -4,8 +4,8 @@ import (
 	"testing"
 )
 
-// TestAcceptedNeedsNoCommit checks Accepted: true for an added event while
-// its commit hangs, false for one never added, and false once that commit
+// TestAcceptedNeedsNoCommit checks Accepted: it covers an added event while
+// its commit hangs, and falls back to what is on record once that commit
 // failed.
 func TestAcceptedNeedsNoCommit(t *testing.T) {
 	ctx := ctxT(t)
@@ -16,25 +16,22 @@ func TestAcceptedNeedsNoCommit(t *testing.T) {
 	d.failWith(errDiskGone) // read as the commit begins, returned once released
 	seq, err := e.emit(ctx)
 	must(t, err)
-	if !w.Accepted(seq) {
-		t.Fatalf("Accepted(%d) = false while its commit hangs, want true", seq)
+	if got := w.Accepted(); got != seq {
+		t.Fatalf("Accepted() = %d while the commit of %d hangs, want %d", got, seq, seq)
 	}
 	if w.Durable() >= seq {
 		t.Fatalf("event %d is on record before the held commit returned", seq)
 	}
-	if w.Accepted(seq + 1) {
-		t.Fatalf("Accepted(%d) = true for an event never added", seq+1)
-	}
 	release()
 	<-w.Failed()
-	if w.Accepted(seq) {
-		t.Fatalf("Accepted(%d) = true after the commit failed", seq)
+	if got := w.Accepted(); got != 0 {
+		t.Fatalf("Accepted() = %d after the commit of %d failed, want 0 (the record's end)", got, seq)
 	}
 }
 
-// TestAcceptedIsFalseAfterStop checks that an event added after Stop, which
+// TestAcceptedEndsAtStop checks that an event added after Stop, which
 // is never committed, is not accepted.
-func TestAcceptedIsFalseAfterStop(t *testing.T) {
+func TestAcceptedEndsAtStop(t *testing.T) {
 	ctx := ctxT(t)
 	w := startWriter(t, NewMemory(), 0, WriterOptions{})
 	e := newEngine(w, 0)
@@ -44,7 +41,7 @@ func TestAcceptedIsFalseAfterStop(t *testing.T) {
 	e.mu.Lock()
 	w.Add(entry{seq: 2})
 	e.mu.Unlock()
-	if w.Accepted(2) {
-		t.Fatal("Accepted(2) = true for an event added after Stop")
+	if got := w.Accepted(); got != 1 {
+		t.Fatalf("Accepted() = %d with event 2 added after Stop, want 1", got)
 	}
 }
