@@ -5,9 +5,11 @@ import (
 	"io"
 	"math"
 	"net/http"
+	"net/http/httptest"
 	"path/filepath"
 	"slices"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -127,7 +129,9 @@ func BenchmarkGRPC(b *testing.B) {
 					}
 				}
 				call(0) // connect before timing
+				before := commitTotals(b, d)
 				closedLoop(b, callers, call)
+				reportCommits(b, before, commitTotals(b, d))
 			})
 		}
 	}
@@ -161,4 +165,45 @@ func closedLoop(b *testing.B, callers int, call func(caller int)) {
 	b.ReportMetric(float64(latencies[len(latencies)*99/100].Microseconds()), "p99-µs")
 	b.ReportMetric(float64(cpu.Microseconds())/float64(b.N), "cpu-µs/call")
 	b.ReportMetric(0, "ns/op")
+}
+
+// commits are the writer's totals as the metrics count them: commits,
+// events and seconds spent committing.
+type commits struct{ n, events, seconds float64 }
+
+// commitTotals reads the commit totals from d's metrics.
+func commitTotals(b *testing.B, d *Daemon) commits {
+	rec := httptest.NewRecorder()
+	d.metrics.Handler().ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "/metrics", nil))
+	var c commits
+	for line := range strings.Lines(rec.Body.String()) {
+		name, value, _ := strings.Cut(strings.TrimSpace(line), " ")
+		v, err := strconv.ParseFloat(value, 64)
+		if err != nil {
+			continue
+		}
+		switch name {
+		case "governor_commit_batch_events_count":
+			c.n = v
+		case "governor_commit_batch_events_sum":
+			c.events = v
+		case "governor_commit_duration_seconds_sum":
+			c.seconds = v
+		}
+	}
+	if c.n == 0 {
+		b.Fatal("the metrics count no commit")
+	}
+	return c
+}
+
+// reportCommits reports the events per commit and milliseconds per commit
+// between two readings.
+func reportCommits(b *testing.B, before, after commits) {
+	n := after.n - before.n
+	if n == 0 {
+		return
+	}
+	b.ReportMetric((after.events-before.events)/n, "events/commit")
+	b.ReportMetric(1000*(after.seconds-before.seconds)/n, "ms/commit")
 }

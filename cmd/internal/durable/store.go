@@ -55,6 +55,7 @@ type Store struct {
 	sink    *sink
 	log     *slog.Logger
 
+	volatile  bool                      // the record is in memory: Wait needs no commit
 	committed func(evs []*engine.Event) // Options.Committed
 	batch     []*engine.Event           // the writer goroutine's buffer for done
 
@@ -134,6 +135,7 @@ func Open(ctx context.Context, opts Options) (*Store, error) {
 		return nil, fmt.Errorf("open event log: %w", err)
 	}
 	s := &Store{backend: b, log: opts.Logger, stop: make(chan struct{}), snapDone: make(chan struct{}), now: make(chan chan error), committed: opts.Committed}
+	_, s.volatile = b.(*eventlog.Memory)
 	s.sink = &sink{every: opts.SnapshotEvery, interval: int64(opts.SnapshotInterval), maxBytes: opts.SnapshotBytes, trigger: make(chan struct{}, 1)}
 	opts.Writer.Done = s.done
 	img, err := s.load(ctx, opts)
@@ -187,11 +189,27 @@ func (s *Store) done(entries []eventlog.Entry, bytes int) {
 func (s *Store) Room(ctx context.Context) error { return s.writer.Room(ctx) }
 
 // Wait returns once event seq is on record. An answer that depends on state up
-// to seq may be given only after Wait returned nil.
-func (s *Store) Wait(ctx context.Context, seq uint64) error { return s.writer.Wait(ctx, seq) }
+// to seq may be given only after Wait returned nil. With the record in
+// memory, which keeps nothing past the process, an event is on record as
+// soon as the writer accepted it (eventlog.Writer.Accepted), and Wait does
+// not wait for the writer goroutine: the commit that follows still hands
+// the event to Committed, in order, but a caller's answer no longer pays
+// two goroutine hand-offs for it.
+func (s *Store) Wait(ctx context.Context, seq uint64) error {
+	if s.volatile && seq <= s.writer.Accepted() {
+		return nil
+	}
+	return s.writer.Wait(ctx, seq)
+}
 
-// Durable returns the last sequence number on record.
-func (s *Store) Durable() uint64 { return s.writer.Durable() }
+// Durable returns the last sequence number on record (in memory: accepted,
+// as Wait says).
+func (s *Store) Durable() uint64 {
+	if s.volatile {
+		return s.writer.Accepted()
+	}
+	return s.writer.Durable()
+}
 
 // Failed is closed when a commit has failed. The engine is then ahead of its
 // record: the daemon must stop serving and exit, so that a supervisor starts

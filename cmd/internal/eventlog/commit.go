@@ -27,8 +27,11 @@ func (w *Writer) run() {
 		w.spare = entries[:0]
 		n := len(w.pending)
 		w.mu.Unlock()
+		if took < minLinger {
+			continue // a record in memory, whose callers do not wait for it
+		}
 		w.gather(n)
-		if took >= minLinger && w.opts.MaxLinger > 0 && l.due() {
+		if w.opts.MaxLinger > 0 && l.due() {
 			l.met(w.await(released, min(took, w.opts.MaxLinger), l.timer))
 		}
 	}
@@ -43,7 +46,10 @@ const gatherYields = 16
 // yields the processor while each yield brought more entries, and stops as
 // soon as one brought none, the batch is full, or gatherYields have passed,
 // so an idle or lightly loaded writer loses no time. n is how many entries
-// are pending as it starts.
+// are pending as it starts. It does not run after a commit under
+// minLinger: the record is in memory, whose callers answer without waiting
+// for a commit (durable.Store.Wait), so no one is released to come back,
+// and yielding would only cost the callers a scheduler round each time.
 func (w *Writer) gather(n int) {
 	for range gatherYields {
 		runtime.Gosched()

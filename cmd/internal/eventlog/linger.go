@@ -2,9 +2,10 @@ package eventlog
 
 import "time"
 
-// minLinger is the shortest commit after which the writer waits for the
-// callers it released: a disk's commits take longer, memory's far less,
-// and for them arranging the wait would cost more than a second commit.
+// minLinger is the shortest commit after which the writer gathers and
+// waits for the callers it released: a disk's commits take longer,
+// memory's far less, and for them arranging the wait would cost more than
+// a second commit (and in memory no caller waits for a commit at all).
 const minLinger = 50 * time.Microsecond
 
 // lingerPause is how many commits the writer goes without waiting after a

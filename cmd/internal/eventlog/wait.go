@@ -81,6 +81,21 @@ func (w *Writer) Wait(ctx context.Context, seq uint64) error {
 	return nil
 }
 
+// Accepted returns the last sequence number that will be on record unless
+// a commit fails: the last added, while the writer has neither failed nor
+// been stopped; otherwise the last on record. It never waits for a commit.
+// A record that keeps nothing past the process (memory) may answer on it
+// instead of Wait: its commit promises nothing the process does not hold
+// already.
+func (w *Writer) Accepted() uint64 {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.err != nil || w.stopping {
+		return w.durable.Load()
+	}
+	return w.last
+}
+
 // batchOf returns the channel that closes when the batch holding seq is
 // settled, or why seq will never be on record.
 func (w *Writer) batchOf(seq uint64) (<-chan struct{}, error) {

@@ -66,19 +66,16 @@ type Verdict struct {
 	RetryAfter time.Duration
 }
 
-// answer is the wire form of v, given by owner.
-func (v Verdict) answer(owner string) *gubernatorv1.RateLimitResp {
-	r := &gubernatorv1.RateLimitResp{
-		Status:     v.Status,
-		Limit:      v.Limit,
-		Remaining:  max(v.Remaining, 0),
-		RetryAfter: v.RetryAfter.Milliseconds(),
-		Metadata:   ownerMetadata(owner),
-	}
+// answer writes the wire form of v, given by owner, into r, which is empty.
+func (v Verdict) answer(r *gubernatorv1.RateLimitResp, owner string) {
+	r.Status = v.Status
+	r.Limit = v.Limit
+	r.Remaining = max(v.Remaining, 0)
+	r.RetryAfter = v.RetryAfter.Milliseconds()
+	r.Metadata = ownerMetadata(owner)
 	if !v.Reset.IsZero() {
 		r.ResetTime = v.Reset.UnixMilli()
 	}
-	return r
 }
 
 // owners holds the metadata of each owner's answers (ownerMetadata).

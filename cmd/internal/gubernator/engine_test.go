@@ -33,13 +33,13 @@ func TestLeakyBucketWaitIsInMilliseconds(t *testing.T) {
 	}
 	c.MaxWait = 100 * time.Millisecond
 	v, _, err := lim.Limit(c)
-	if err != nil || v.Status != pb.Status_OVER_LIMIT || v.answer("").RetryAfter != 334 {
-		t.Fatalf("a hit that would wait past max_wait: %+v (retry_after %d ms), %v; want OVER_LIMIT after 334 ms", v, v.answer("").RetryAfter, err)
+	if err != nil || v.Status != pb.Status_OVER_LIMIT || answerOf(v).RetryAfter != 334 {
+		t.Fatalf("a hit that would wait past max_wait: %+v (retry_after %d ms), %v; want OVER_LIMIT after 334 ms", v, answerOf(v).RetryAfter, err)
 	}
 	c.MaxWait = time.Second
 	v, _, err = lim.Limit(c)
-	if err != nil || v.Status != pb.Status_SCHEDULED || v.answer("").RetryAfter != 334 {
-		t.Fatalf("a hit within max_wait: %+v (retry_after %d ms), %v; want SCHEDULED in 334 ms", v, v.answer("").RetryAfter, err)
+	if err != nil || v.Status != pb.Status_SCHEDULED || answerOf(v).RetryAfter != 334 {
+		t.Fatalf("a hit within max_wait: %+v (retry_after %d ms), %v; want SCHEDULED in 334 ms", v, answerOf(v).RetryAfter, err)
 	}
 }
 
@@ -64,4 +64,11 @@ func TestABatchWaitsForEveryEventItMade(t *testing.T) {
 			t.Fatalf("the batch made events %d to %d and waited for %d", before+1, after, waited)
 		}
 	}
+}
+
+// answerOf is v's wire form, as an answer carries it.
+func answerOf(v Verdict) *pb.RateLimitResp {
+	r := &pb.RateLimitResp{}
+	v.answer(r, "")
+	return r
 }

@@ -47,14 +47,14 @@ func (s *Service) getRateLimits(ctx context.Context, h callHeader, m *gubernator
 	if err := s.record.Room(ctx); err != nil {
 		return nil, recordError(ctx, err)
 	}
-	res = &gubernatorv1.GetRateLimitsResp{Responses: make([]*gubernatorv1.RateLimitResp, len(m.Requests))}
+	res = newAnswers(len(m.Requests))
 	var last uint64
 	for i, r := range m.Requests {
-		answer, seq, err := s.one(r)
+		seq, err := s.one(r, res.Responses[i])
 		if err != nil {
 			return nil, err
 		}
-		res.Responses[i], last = answer, max(last, seq)
+		last = max(last, seq)
 	}
 	end := server.RecordWait(ctx, last)
 	err = s.record.Wait(ctx, last)
@@ -65,23 +65,51 @@ func (s *Service) getRateLimits(ctx context.Context, h callHeader, m *gubernator
 	return res, nil
 }
 
-// one applies one request. A problem with it is its answer's error.
-func (s *Service) one(r *gubernatorv1.RateLimitReq) (*gubernatorv1.RateLimitResp, uint64, error) {
+// one applies one request and writes its answer into a, which is empty. A
+// problem with the request is its answer's error.
+func (s *Service) one(r *gubernatorv1.RateLimitReq, a *gubernatorv1.RateLimitResp) (uint64, error) {
 	c, err := toCheck(r)
 	if err != nil {
-		return &gubernatorv1.RateLimitResp{Error: err.Error()}, 0, nil
+		a.Error = err.Error()
+		return 0, nil
 	}
 	v, seq, err := s.limiter.Limit(c)
 	if err != nil {
 		if re, ok := errors.AsType[*RequestError](err); ok {
-			return &gubernatorv1.RateLimitResp{Error: re.Message}, seq, nil
+			a.Error = re.Message
+			return seq, nil
 		}
 		if ce, ok := errors.AsType[*connect.Error](err); ok {
-			return nil, 0, ce // the limiter's own answer to the caller, such as a cluster's Unavailable
+			return 0, ce // the limiter's own answer to the caller, such as a cluster's Unavailable
 		}
-		return nil, 0, connect.NewError(connect.CodeInternal, fmt.Errorf("internal error: %w", err))
+		return 0, connect.NewError(connect.CodeInternal, fmt.Errorf("internal error: %w", err))
 	}
-	return v.answer(s.address), seq, nil
+	v.answer(a, s.address)
+	return seq, nil
+}
+
+// oneAnswer is the answer to a call of one request, the usual call, in one
+// allocation instead of three.
+type oneAnswer struct {
+	res  gubernatorv1.GetRateLimitsResp
+	ptrs [1]*gubernatorv1.RateLimitResp
+	one  gubernatorv1.RateLimitResp
+}
+
+// newAnswers returns an answer of n empty responses.
+func newAnswers(n int) *gubernatorv1.GetRateLimitsResp {
+	if n == 1 {
+		a := &oneAnswer{}
+		a.ptrs[0] = &a.one
+		a.res.Responses = a.ptrs[:]
+		return &a.res
+	}
+	res := &gubernatorv1.GetRateLimitsResp{Responses: make([]*gubernatorv1.RateLimitResp, n)}
+	all := make([]gubernatorv1.RateLimitResp, n)
+	for i := range all {
+		res.Responses[i] = &all[i]
+	}
+	return res
 }
 
 // health is HealthCheck's answer.

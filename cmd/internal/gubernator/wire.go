@@ -77,19 +77,23 @@ func decodeRequest(b []byte, m *gubernatorv1.GetRateLimitsReq) bool {
 }
 
 // next is the struct for the request after reqs: the one reqs' array
-// holds past its end from an earlier call, emptied, or a new one.
+// holds past its end from an earlier call, or a new one. decodeOne empties
+// it.
 func next(reqs []*gubernatorv1.RateLimitReq) *gubernatorv1.RateLimitReq {
 	if len(reqs) < cap(reqs) {
 		if r := reqs[:len(reqs)+1][len(reqs)]; r != nil {
-			r.Reset()
 			return r
 		}
 	}
 	return &gubernatorv1.RateLimitReq{}
 }
 
-// decodeOne decodes one RateLimitReq into r, which is empty.
+// decodeOne empties r and decodes one RateLimitReq into it. A name or key
+// equal to the one r held before takes that string again instead of a new
+// one: callers repeat names (a few limits, many keys) and often keys.
 func decodeOne(b []byte, r *gubernatorv1.RateLimitReq) bool {
+	name, key := r.Name, r.UniqueKey
+	r.Reset()
 	for len(b) > 0 {
 		num, typ, n := protowire.ConsumeTag(b)
 		if n < 0 {
@@ -104,9 +108,9 @@ func decodeOne(b []byte, r *gubernatorv1.RateLimitReq) bool {
 			}
 			b = b[n:]
 			if num == reqName {
-				r.Name = string(v)
+				r.Name = text(name, v)
 			} else {
-				r.UniqueKey = string(v)
+				r.UniqueKey = text(key, v)
 			}
 		case typ == protowire.VarintType:
 			v, n := protowire.ConsumeVarint(b)
@@ -119,6 +123,15 @@ func decodeOne(b []byte, r *gubernatorv1.RateLimitReq) bool {
 		}
 	}
 	return true
+}
+
+// text is v as a string: old itself when it holds the same bytes, so that
+// a repeated name or key costs no allocation.
+func text(old string, v []byte) string {
+	if old == string(v) {
+		return old
+	}
+	return string(v)
 }
 
 // setVarint sets r's varint field num to v; false for a field that is not
