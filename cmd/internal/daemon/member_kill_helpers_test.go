@@ -47,7 +47,7 @@ type ledger struct {
 	mu       sync.Mutex // guards the fields below
 	charges  []charge
 	grants   []*grant
-	unknowns int // acquires whose outcome is unknown
+	unknowns map[int]int // acquires whose outcome is unknown, by pool
 }
 
 func (l *ledger) addCharge(c charge) {
@@ -70,10 +70,13 @@ func (l *ledger) ended(g *grant, until time.Time, released bool) {
 	g.until, g.released = until, released
 }
 
-func (l *ledger) unknownAcquire() {
+func (l *ledger) unknownAcquire(pool int) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	l.unknowns++
+	if l.unknowns == nil {
+		l.unknowns = make(map[int]int)
+	}
+	l.unknowns[pool]++
 }
 
 // progress is how many consumes were acknowledged and leases granted.
@@ -153,7 +156,7 @@ func (c *caller) useLease() {
 		if ctx.Err() == nil && !errors.Is(err, governor.ErrOutcomeUnknown) {
 			c.ledger.t.Errorf("%s: acquire: %v", c.name, err)
 		}
-		c.ledger.unknownAcquire()
+		c.ledger.unknownAcquire(c.task)
 		return
 	}
 	g := &grant{pool: c.task, lease: l, held: time.Now()}
