@@ -4,8 +4,6 @@ import (
 	"slices"
 	"sync"
 
-	"github.com/hashicorp/raft"
-
 	"governor.dev/governor/cmd/internal/engine"
 )
 
@@ -74,38 +72,18 @@ func (n *Node) join(c *engine.Call, cmd *Command) (*Result, uint64, error) {
 // submit does a lone command.
 func (n *Node) send(b *batch) {
 	defer close(b.done)
-	n.leading.inLog.RLock()
-	moving := n.leading.moving.Load()
-	var f raft.ApplyFuture
-	if !moving {
+	f, err := n.propose(func() []byte {
 		now := n.cfg.Wall().UnixNano()
-		entry := &Command{Op: OpBatch, Now: now, Batch: b.cmds}
 		for _, c := range b.cmds {
 			c.Now = now
 		}
 		if len(b.cmds) == 1 {
-			entry = b.cmds[0]
+			return b.cmds[0].Encode()
 		}
-		f = n.raft.Apply(entry.Encode(), n.cfg.ApplyTimeout)
-	}
-	bs := &n.batches
-	bs.mu.Lock()
-	if next := bs.next; next != nil {
-		bs.next = nil
-		next.turn <- struct{}{}
-	} else {
-		bs.sending = false
-	}
-	bs.mu.Unlock()
-	if moving {
-		n.leading.inLog.RUnlock()
-		b.err = n.notLeader()
-		return
-	}
-	err := n.await(f)
-	n.leading.inLog.RUnlock()
+		return (&Command{Op: OpBatch, Now: now, Batch: b.cmds}).Encode()
+	}, n.passTurn)
 	if err != nil {
-		b.err = n.applyFailed(err)
+		b.err = err
 		return
 	}
 	r := f.Response().(*Result)
@@ -114,5 +92,18 @@ func (n *Node) send(b *batch) {
 		// A lone command, or a batch the replica could not read: its
 		// result (the error) answers every command.
 		b.results = slices.Repeat([]*Result{r}, len(b.cmds))
+	}
+}
+
+// passTurn hands the sender's turn to the batch gathered meanwhile, if any.
+func (n *Node) passTurn() {
+	bs := &n.batches
+	bs.mu.Lock()
+	defer bs.mu.Unlock()
+	if next := bs.next; next != nil {
+		bs.next = nil
+		next.turn <- struct{}{}
+	} else {
+		bs.sending = false
 	}
 }

@@ -1,7 +1,6 @@
 package cluster
 
 import (
-	"fmt"
 	"io"
 	"testing"
 	"time"
@@ -34,16 +33,9 @@ var deployments = []deployment{
 func newTCPCluster(tb testing.TB, n int, rc *raft.Config) *testCluster {
 	tb.Helper()
 	tc := &testCluster{t: tb, api: make(map[raft.ServerID]string)}
-	var trans []*raft.NetworkTransport
-	var servers []raft.Server
-	for i := range n {
-		tr, err := raft.NewTCPTransport("127.0.0.1:0", nil, 3, 10*time.Second, io.Discard)
-		if err != nil {
-			tb.Fatal(err)
-		}
-		trans = append(trans, tr)
-		servers = append(servers, raft.Server{ID: serverID(i), Address: tr.LocalAddr()})
-		tc.api[serverID(i)] = fmt.Sprint(tr.LocalAddr())
+	trans, servers := tcpTransports(tb, n)
+	for _, sv := range servers {
+		tc.api[sv.ID] = string(sv.Address)
 	}
 	tb.Cleanup(tc.shutdown)
 	for i, tr := range trans {
@@ -57,12 +49,9 @@ func newTCPCluster(tb testing.TB, n int, rc *raft.Config) *testCluster {
 	return tc
 }
 
-// newBareCluster starts n raft instances over an FSM that does nothing and
-// returns the leader once there is one. Tuned, they run as newTCPCluster's
-// members do (the same stores, transport and config); untuned, with raft's
-// default config over a bare raft-wal store, as raft's own documentation
-// starts them.
-func newBareCluster(tb testing.TB, n int, tuned bool) *raft.Raft {
+// tcpTransports opens n raft TCP transports on 127.0.0.1 ports the system
+// chose, and the configuration of n voters that use them.
+func tcpTransports(tb testing.TB, n int) ([]*raft.NetworkTransport, []raft.Server) {
 	tb.Helper()
 	var trans []*raft.NetworkTransport
 	var servers []raft.Server
@@ -74,6 +63,17 @@ func newBareCluster(tb testing.TB, n int, tuned bool) *raft.Raft {
 		trans = append(trans, tr)
 		servers = append(servers, raft.Server{ID: serverID(i), Address: tr.LocalAddr()})
 	}
+	return trans, servers
+}
+
+// newBareCluster starts n raft instances over an FSM that does nothing and
+// returns the leader once there is one. Tuned, they run as newTCPCluster's
+// members do (the same stores, transport and config); untuned, with raft's
+// default config over a bare raft-wal store, as raft's own documentation
+// starts them.
+func newBareCluster(tb testing.TB, n int, tuned bool) *raft.Raft {
+	tb.Helper()
+	trans, servers := tcpTransports(tb, n)
 	var rafts []*raft.Raft
 	for i, tr := range trans {
 		logs, w, snaps, err := openDiskStores(tb.TempDir(), hclog.NewNullLogger())

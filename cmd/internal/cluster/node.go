@@ -240,23 +240,39 @@ func (n *Node) apply(c *engine.Call, cmd *Command) (*Result, uint64, error) {
 // submit stamps the time into cmd and puts it in the log. While a
 // transfer this member runs is under way it refuses, as raft does.
 func (n *Node) submit(c *engine.Call, cmd *Command) (*Result, uint64, error) {
-	n.leading.inLog.RLock()
-	if n.leading.moving.Load() {
-		n.leading.inLog.RUnlock()
-		return nil, 0, n.notLeader()
-	}
-	cmd.Now = n.cfg.Wall().UnixNano()
-	f := n.raft.Apply(cmd.Encode(), n.cfg.ApplyTimeout)
-	err := n.await(f)
-	n.leading.inLog.RUnlock()
+	f, err := n.propose(func() []byte {
+		cmd.Now = n.cfg.Wall().UnixNano()
+		return cmd.Encode()
+	}, func() {})
 	if err != nil {
-		return nil, 0, n.applyFailed(err)
+		return nil, 0, err
 	}
 	r := f.Response().(*Result)
 	if c != nil {
 		c.Seq = r.Seq
 	}
 	return r, f.Index(), r.Err
+}
+
+// propose puts entry() in raft's queue and waits for raft's answer, as
+// the failure a call answers (applyFailed). While a transfer this member
+// runs is under way it refuses with *ErrNotLeader instead, entry unmade;
+// either way entered runs once the queue was entered or refused, before
+// the wait. The command holds leading.inLog for reading throughout, so a
+// transfer starts only once it is answered.
+func (n *Node) propose(entry func() []byte, entered func()) (raft.ApplyFuture, error) {
+	n.leading.inLog.RLock()
+	defer n.leading.inLog.RUnlock()
+	if n.leading.moving.Load() {
+		entered()
+		return nil, n.notLeader()
+	}
+	f := n.raft.Apply(entry(), n.cfg.ApplyTimeout)
+	entered()
+	if err := n.await(f); err != nil {
+		return nil, n.applyFailed(err)
+	}
+	return f, nil
 }
 
 // applyFailed is what a call answers when raft failed its command with err.
