@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"hash/fnv"
 	"strconv"
 	"time"
 
@@ -69,17 +68,9 @@ func (t *nodeTarget) call(request string) *engine.Call {
 	return &engine.Call{Session: t.c.session, Request: request}
 }
 
-// pays is the call of a consume: in the session its request id picks, the
-// same for every attempt.
-func (t *nodeTarget) pays(request string) *engine.Call {
-	h := fnv.New32a()
-	_, _ = h.Write([]byte(request))
-	return &engine.Call{Session: t.c.payers[h.Sum32()%uint32(len(t.c.payers))], Request: request}
-}
-
 func (t *nodeTarget) Consume(ctx context.Context, key string, n int64, requestID string) (bool, error) {
 	_, err := on(ctx, t, func(m *Node) (struct{}, error) {
-		return struct{}{}, m.Consume(t.pays(requestID), t.c.quota, key, n)
+		return struct{}{}, m.Consume(t.call(requestID), t.c.quota, key, n)
 	})
 	if errors.Is(err, engine.ErrDenied) {
 		return false, nil

@@ -50,18 +50,9 @@ type faultCluster struct {
 	nodes   []*Node
 	addrs   []raft.ServerAddress
 	trans   []*faultnet.Transport
-	session engine.ID // holds every lease and names every request but consumes'
-	// payers name the consumes' requests, each by its request id's hash: a
-	// session remembers only its most recent engine.RequestMemory request
-	// ids, and one session for every consume of a run forgets a retried
-	// consume's first attempt within a failover at this rate (it then
-	// charges twice, as SPEC allows past that memory).
-	payers []engine.ID
-	quota  engine.ID // the node whose quotas are the keys and whose limit is the pool
+	session engine.ID // holds every lease and names every request
+	quota   engine.ID // the node whose quotas are the keys and whose limit is the pool
 }
-
-// linzPayers is how many sessions share a run's consumes.
-const linzPayers = 16
 
 // newFaultCluster starts the members, waits for a leader, and creates the
 // session and the node the clients use, with cap on every key.
@@ -133,27 +124,10 @@ func (c *faultCluster) setUp(cap int64) {
 		if err != nil || noQueue(n, s.ID, nd.ID) != nil {
 			continue
 		}
-		payers, err := openPayers(n)
-		if err != nil {
-			continue
-		}
-		c.session, c.quota, c.payers = s.ID, nd.ID, payers
+		c.session, c.quota = s.ID, nd.ID
 		return
 	}
 	c.t.Fatal("the cluster did not take the session and node of the run within 30 s")
-}
-
-// openPayers opens the sessions that name the consumes' requests.
-func openPayers(n *Node) ([]engine.ID, error) {
-	payers := make([]engine.ID, linzPayers)
-	for i := range payers {
-		s, err := n.OpenSession(&engine.Call{}, engine.RootID, time.Hour, [32]byte{10, byte(i)})
-		if err != nil {
-			return nil, err
-		}
-		payers[i] = s.ID
-	}
-	return payers, nil
 }
 
 // noQueue fills the one place in the queue that tenant may have, so that an

@@ -9,6 +9,18 @@ import (
 
 func equalSnapshots(a, b *Snapshot) bool { return reflect.DeepEqual(a, b) }
 
+// untimedMemory drops the times of the sessions' remembered ids, which
+// records written before those times were kept do not have, from a state
+// to compare with one such a record gave.
+func untimedMemory(st *Snapshot) *Snapshot {
+	for i := range st.Sessions {
+		for j := range st.Sessions[i].Mem {
+			st.Sessions[i].Mem[j].At = 0
+		}
+	}
+	return st
+}
+
 // visible drops the tombstones whose time is up at now: the live engine
 // forgets them when it reaps, without an event, and no call can see them any
 // more.

@@ -29,7 +29,8 @@ type Engine struct {
 	endedNodes int    // nodes in the tree that have ended
 	rateCaps   int    // rate caps on nodes in the tree
 
-	timers timers // heaps of the times at which something may expire
+	timers timers  // heaps of the times at which something may expire
+	memOld memHeap // sessions remembering ids beyond their most recent RequestMemory (see reqmemory.go)
 
 	dispatch []string // classes whose queue may now grant, set by apply
 	spare    []*Event // events to make emitted events in: fresh ones, or ones given back

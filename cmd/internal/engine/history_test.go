@@ -682,14 +682,19 @@ func (h *history) checkFirstUse(ev *Event, u requestUse) {
 	}
 }
 
+// remembered reports whether session s must still remember the id of old
+// (SPEC §9): one of its most recent RequestMemory ids, or one of the last
+// RequestWindow within RequestMemoryMax.
 func (h *history) remembered(s ID, req string, old *Event) bool {
 	n := 0
+	last := old.Time
 	for _, ev := range h.rec.events[old.Seq:] {
 		if ev.Session == s && ev.Request != "" {
 			n++
 		}
+		last = ev.Time
 	}
-	return n < RequestMemory
+	return n < RequestMemory || n < RequestMemoryMax && last-old.Time <= int64(RequestWindow)
 }
 
 func (h *history) opSettings() {

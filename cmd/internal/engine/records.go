@@ -78,6 +78,10 @@ type MemRec struct {
 	// Answer is a consume's first answer; absent in records written
 	// before answers were kept.
 	Answer *Tightest `json:"answer,omitempty"`
+	// At is the engine's time of the call, unix nanoseconds; 0 in records
+	// written before ids were kept for RequestWindow, which keep only the
+	// most recent RequestMemory of them.
+	At int64 `json:"at,omitempty"`
 }
 
 // LeaseRec is a live lease.
@@ -149,7 +153,7 @@ func cloneDefaults(d Defaults) Defaults {
 func (s *session) record() SessionRec {
 	r := SessionRec{ID: s.id, Scope: s.scope.id, TTL: s.ttl, Opened: s.opened, Token: append([]byte(nil), s.token[:]...)}
 	for _, m := range s.mem.entries() {
-		r.Mem = append(r.Mem, MemRec{Request: m.req, Hash: m.hash, Result: m.result, Answer: m.answer})
+		r.Mem = append(r.Mem, MemRec{Request: m.req, Hash: m.hash, Result: m.result, Answer: m.answer, At: m.at})
 	}
 	return r
 }

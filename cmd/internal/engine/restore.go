@@ -196,9 +196,10 @@ func (e *Engine) restoreSessions(recs []SessionRec) error {
 		if e.tokens[s.token] != nil {
 			return corrupt("snapshot session %d repeats a token", r.ID)
 		}
-		for _, m := range r.Mem {
-			s.mem.put(memEntry{m.Request, m.Hash, m.Result, m.Answer})
+		if err := restoreMem(s, r.Mem); err != nil {
+			return err
 		}
+		e.placeMemLocked(s)
 		scope.countScoped(1)
 		e.sessions[s.id] = s
 		e.tokens[s.token] = s
@@ -333,4 +334,20 @@ func (e *Engine) Replay(ev *Event) error {
 func hasTomb(e *Engine, id ID) bool {
 	_, ok := e.tombs[id]
 	return ok
+}
+
+// restoreMem fills s's request memory from a snapshot, oldest first.
+func restoreMem(s *session, recs []MemRec) error {
+	if len(recs) > RequestMemoryMax {
+		return corrupt("snapshot session %d remembers %d request ids, more than the %d a session keeps", s.id, len(recs), RequestMemoryMax)
+	}
+	var prev int64
+	for _, m := range recs {
+		if _, dup := s.mem.index[m.Request]; dup || m.At < prev {
+			return corrupt("snapshot session %d remembers request %q twice or out of time order", s.id, m.Request)
+		}
+		prev = m.At
+		s.mem.add(memEntry{req: m.Request, hash: m.Hash, result: m.Result, answer: m.Answer, at: m.At})
+	}
+	return nil
 }

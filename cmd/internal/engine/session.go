@@ -19,6 +19,7 @@ type session struct {
 	after   ID        // the steps ending its nodes go on above this id
 	listed  ID        // Capture has listed its nodes as changed up to this id
 	mem     reqMemory
+	memAt   int // the session's place in Engine.memOld plus one; 0 when not in it
 	dirty   bool
 }
 
@@ -192,6 +193,7 @@ func (e *Engine) applySessionEnded(ev *Event) error {
 	e.markOwnedLocked(s, ev.Time)
 	s.scope.countScoped(-1)
 	s.scope.use().add(BoundSessions, -1)
+	e.dropMemLocked(s)
 	delete(e.sessions, s.id)
 	delete(e.tokens, s.token)
 	e.dirty.sessions = append(e.dirty.sessions, s.id)
@@ -206,50 +208,6 @@ func (s *session) dropWaiter(w *Waiter) {
 	s.waiters[w.at], moved.at = moved, w.at
 	s.waiters[last] = nil
 	s.waiters = s.waiters[:last]
-}
-
-// reqMemory remembers what a session's most recent request ids did.
-type reqMemory struct {
-	ring  []memEntry
-	next  int
-	index map[string]int
-}
-
-type memEntry struct {
-	req    string
-	hash   uint64
-	result ID
-	answer *Tightest // a consume's first answer, shared with nothing that changes it
-}
-
-func (m *reqMemory) get(req string) (memEntry, bool) {
-	i, ok := m.index[req]
-	if !ok {
-		return memEntry{}, false
-	}
-	return m.ring[i], true
-}
-
-func (m *reqMemory) put(me memEntry) {
-	if m.index == nil {
-		m.index = make(map[string]int)
-	}
-	if len(m.ring) < RequestMemory {
-		m.index[me.req] = len(m.ring)
-		m.ring = append(m.ring, me)
-		return
-	}
-	delete(m.index, m.ring[m.next].req)
-	m.ring[m.next] = me
-	m.index[me.req] = m.next
-	m.next = (m.next + 1) % RequestMemory
-}
-
-// entries returns the remembered requests, oldest first.
-func (m *reqMemory) entries() []memEntry {
-	out := make([]memEntry, 0, len(m.ring))
-	out = append(out, m.ring[m.next:]...)
-	return append(out, m.ring[:m.next]...)
 }
 
 // recallLocked looks up a request id. It returns the remembered result, or an
@@ -272,22 +230,4 @@ func (e *Engine) recallEntryLocked(s *session, c *Call, hash uint64) (memEntry, 
 		return memEntry{}, false, ErrRequestMismatch
 	}
 	return m, true, nil
-}
-
-func (e *Engine) rememberLocked(ev *Event) {
-	if ev.Session == 0 || ev.Request == "" {
-		return
-	}
-	if s := e.sessions[ev.Session]; s != nil {
-		m := memEntry{req: ev.Request, hash: ev.ArgHash, result: ev.Target}
-		if ev.Kind == KindConsumed {
-			m.result = ID(ev.Until) // the slot a scheduled consume booked
-			if ev.Answer != nil {
-				first := *ev.Answer // the event may be reused once committed
-				m.answer = &first
-			}
-		}
-		s.mem.put(m)
-		e.markSession(s)
-	}
 }

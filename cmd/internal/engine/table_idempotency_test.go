@@ -254,38 +254,6 @@ func TestRequestMismatch(t *testing.T) {
 	}
 }
 
-// TestRequestMemory checks that a session remembers its most recent 1,024
-// request ids and forgets older ones.
-func TestRequestMemory(t *testing.T) {
-	w := newIdemWorld(t)
-	consume := func(i int) {
-		t.Helper()
-		if err := w.f.e.Consume(&Call{Session: w.s, Request: fmt.Sprint("r", i)}, 0, "mem", 1); err != nil {
-			t.Fatal(err)
-		}
-	}
-	for i := range RequestMemory + 1 {
-		consume(i)
-	}
-	steps := []struct {
-		req  int
-		used int64 // the tenant's mem usage after repeating req
-	}{
-		{RequestMemory, RequestMemory + 1}, // the newest: remembered
-		{1, RequestMemory + 1},             // the oldest still remembered
-		{0, RequestMemory + 2},             // pushed out by the 1,025th: applied again
-		{1, RequestMemory + 3},             // pushed out by r0 just now
-		{2, RequestMemory + 4},             // pushed out by r1 just now
-		{RequestMemory, RequestMemory + 4}, // still remembered
-	}
-	for _, st := range steps {
-		consume(st.req)
-		if u := w.f.used(w.ten, "mem"); u != st.used {
-			t.Fatalf("after repeating r%d: used %d, want %d", st.req, u, st.used)
-		}
-	}
-}
-
 // TestEnsure checks find-or-create: the newest child of the name is returned
 // even if it has ended, until the retention has passed; a charge is taken in
 // the same step as the creation, and a denied charge creates nothing.

@@ -16,8 +16,15 @@ const MaxDepth = 32
 // MaxRetention is the longest retention a spec may give its node.
 const MaxRetention = 366 * 24 * time.Hour
 
-// RequestMemory is how many request ids each session remembers.
-const RequestMemory = 1024
+// What a session remembers of its request ids (SPEC §9): always its most
+// recent RequestMemory, and besides those every id of the last
+// RequestWindow, up to RequestMemoryMax in all. The window outlasts any
+// retry a client makes across a leader change, however busy the session.
+const (
+	RequestMemory    = 1024
+	RequestWindow    = time.Minute
+	RequestMemoryMax = 65_536
+)
 
 // State is where a node is in its life. Done, Cancelled and DeadlineExceeded
 // are final.

@@ -88,6 +88,7 @@ func appendSessionRec(b []byte, r *SessionRec) []byte {
 				if m.Answer != nil {
 					e.msg(4, func() { e.tightest(m.Answer) })
 				}
+				e.int(5, m.At)
 			})
 		}
 	})
@@ -306,6 +307,8 @@ func (d *dec) memRec(msg []byte) (m MemRec) {
 			m.Result = ID(d.uint(f))
 		case 4:
 			m.Answer = d.tightest(d.msg(f))
+		case 5:
+			m.At = d.int(f)
 		}
 	})
 	return m
