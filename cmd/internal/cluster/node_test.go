@@ -2,6 +2,7 @@ package cluster
 
 import (
 	"errors"
+	"fmt"
 	"testing"
 	"time"
 
@@ -112,6 +113,35 @@ func TestRetryAfterLeaderChangeChargesOnce(t *testing.T) {
 	}
 	if got := used(t, l, nd.ID); got != 5 {
 		t.Fatalf("a retry with the same request id across a leader change left %d tokens used, want 5", got)
+	}
+}
+
+// TestRetryAfterABusyFailoverChargesOnce retries a charge on a new leader
+// after its session made thousands of other charges: the memory of request
+// ids keeps the minute (SPEC §9), not only the session's 1,024 most recent.
+func TestRetryAfterABusyFailoverChargesOnce(t *testing.T) {
+	tc := newCluster(t, 3, nil)
+	l := tc.leader()
+	s, nd := tenant(t, l)
+	const others = 3 * engine.RequestMemory
+	charge := func(n *Node, req string) {
+		t.Helper()
+		if err := n.Consume(&engine.Call{Session: s.ID, Request: req}, nd.ID, "calls", 1); err != nil {
+			t.Fatalf("charge %s: %v", req, err)
+		}
+	}
+	charge(l, "first")
+	for i := range others {
+		charge(l, fmt.Sprint("other-", i))
+	}
+	l = tc.transfer()
+	charge(l, "first")
+	info, _, _, err := l.Describe(&engine.Call{}, nd.ID, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := info.Quotas["calls"].Used; got != others+1 {
+		t.Fatalf("after %d other charges and a leader change, the retry left %d calls used, want %d", others, got, others+1)
 	}
 }
 
