@@ -2,6 +2,7 @@ package engine
 
 import (
 	"fmt"
+	"math"
 	"testing"
 	"time"
 )
@@ -48,5 +49,29 @@ func TestWideEndAndRemoveAllocatePerStep(t *testing.T) {
 	})
 	if steps := 10 + 11; allocs > float64(steps+2) {
 		t.Fatalf("ending and removing %d children took %v allocations; want about one a step, %d", children, allocs, steps)
+	}
+}
+
+// TestConsumeAllocatesNothingOnceEventsComeBack checks that the quiet
+// tenant's consume, its events given back by the sink as governord's
+// writer does, allocates nothing in steady state: a goroutine that does not
+// allocate is never made to help the collector mark (docs/performance.md,
+// "What the quiet tenant waits for").
+func TestConsumeAllocatesNothingOnceEventsComeBack(t *testing.T) {
+	f := newFixture(t)
+	big := int64(math.MaxInt64 / 4)
+	must(t, f.e.SetQuota(f.sys(), RootID, "http", &big))
+	quiet := f.tenant(Spec{Name: "quiet", Quotas: map[string]int64{"http": big}})
+	s := f.session(quiet, time.Hour)
+	leaf := f.create(s, 0, Spec{Name: "leaf", Quotas: map[string]int64{"http": big}})
+	f.e.sink = returner{f.e}
+	c := &Call{Session: s}
+	allocs := testing.AllocsPerRun(1000, func() {
+		if err := f.e.Consume(c, leaf, "http", 1); err != nil {
+			t.Fatal(err)
+		}
+	})
+	if allocs > 0 {
+		t.Fatalf("a consume whose event comes back allocates %v times; want none", allocs)
 	}
 }
