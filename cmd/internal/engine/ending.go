@@ -96,7 +96,8 @@ func (e *Engine) stepSize() int {
 // it looks at no more than that many.
 func (e *Engine) wide(n *node) bool {
 	left := e.stepSize() - 1
-	stack := []*node{n}
+	var buf [defaultEndStep]*node // holds every node it looks at, on the stack
+	stack := append(buf[:0], n)
 	for len(stack) > 0 {
 		m := stack[len(stack)-1]
 		stack = stack[:len(stack)-1]
@@ -184,9 +185,10 @@ func (e *Engine) resumeLocked() {
 func (e *Engine) stepLocked(now int64) bool {
 	e.resumeLocked()
 	var ids []ID
+	var buf [defaultEndStep]*node // the children looked at, on the stack
 	for left := e.stepSize(); left > 0 && len(e.ending) > 0; {
 		top := &e.ending[len(e.ending)-1]
-		kids, next := top.parent.order.page(top.after, left)
+		kids, next := top.parent.order.appendPage(buf[:0], top.after, left)
 		switch {
 		case next == 0:
 			e.ending = e.ending[:len(e.ending)-1]
@@ -198,7 +200,7 @@ func (e *Engine) stepLocked(now int64) bool {
 		}
 		for _, ch := range kids {
 			if ch.state == Active {
-				ids = append(ids, ch.id)
+				ids = e.appendStepID(ids, ch.id)
 			}
 		}
 	}
@@ -206,6 +208,16 @@ func (e *Engine) stepLocked(now int64) bool {
 		e.emitLocked(&Event{Kind: KindNodesEnded, IDs: ids}, now)
 	}
 	return len(e.ending) > 0
+}
+
+// appendStepID appends id to ids, the list of one step's event, made with
+// room for a whole step the first time: one allocation a step, where
+// growing it would take one for each doubling.
+func (e *Engine) appendStepID(ids []ID, id ID) []ID {
+	if ids == nil {
+		ids = make([]ID, 0, e.stepSize())
+	}
+	return append(ids, id)
 }
 
 // endingInside reports whether a subtree being ended lies at n or beneath

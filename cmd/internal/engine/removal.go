@@ -101,13 +101,13 @@ func (e *Engine) removeMoveLocked(ids []ID) []ID {
 			e.removing = append(e.removing, removeCursor{n: ch})
 			return ids
 		}
-		return append(ids, ch.id)
+		return e.appendStepID(ids, ch.id)
 	case next != 0: // a run of holes
 		top.after = next
 		return ids
 	}
 	e.removing = e.removing[:len(e.removing)-1]
-	return append(ids, top.n.id)
+	return e.appendStepID(ids, top.n.id)
 }
 
 // keptFor is how long n stays in the tree once ended: the node_retention

@@ -286,6 +286,15 @@ func (e *Engine) end(c *Call, id ID, st State) error {
 type Page struct {
 	After ID
 	Size  int // 0: DefaultPageSize; at most MaxPageSize
+
+	// Into, when its capacity holds the page, is the memory the page is
+	// copied into, so that a caller reading page after page (a screen
+	// scrolling, the API answering) reuses one page's memory rather than
+	// leaving each to the garbage collector. The children Describe returns
+	// then share Into's array: the caller is done with them before it passes
+	// the same Into again. Without the room (nil included), Describe makes
+	// the page's memory itself.
+	Into []NodeInfo
 }
 
 // DefaultPageSize and MaxPageSize bound the children one Describe copies.
@@ -318,9 +327,8 @@ func (p *Page) size() (int, error) {
 type described struct {
 	node     NodeInfo
 	kids     []NodeInfo
-	children int     // how many children the node had at the last chunk
-	buf      []*node // the children of the chunk being copied
-	next     ID      // the After of the next chunk; 0 when no child follows
+	children int // how many children the node had at the last chunk
+	next     ID  // the After of the next chunk; 0 when no child follows
 }
 
 // Describe returns a node and, when page is not nil, one page of its
@@ -340,14 +348,16 @@ func (e *Engine) Describe(c *Call, id ID, page *Page) (NodeInfo, []NodeInfo, ID,
 	var d described
 	if page != nil { // the memory a page is copied into is made outside the lock
 		d.next = page.After
-		d.kids = make([]NodeInfo, 0, min(size, describeChunk))
-		d.buf = make([]*node, 0, describeChunk)
+		d.kids = page.Into[:0]
+		if cap(d.kids) < min(size, describeChunk) {
+			d.kids = make([]NodeInfo, 0, min(size, describeChunk))
+		}
 	}
 	if err := e.describeStep(c, id, size, &d); err != nil {
 		return NodeInfo{}, nil, 0, err
 	}
-	if d.next != 0 && len(d.kids) < size {
-		kids := make([]NodeInfo, len(d.kids), min(size, max(d.children, len(d.kids))))
+	if want := min(size, max(d.children, len(d.kids))); d.next != 0 && len(d.kids) < size && cap(d.kids) < want {
+		kids := make([]NodeInfo, len(d.kids), want)
 		copy(kids, d.kids)
 		d.kids = kids
 	}
@@ -376,8 +386,10 @@ func (e *Engine) describeStep(c *Call, id ID, size int, d *described) error {
 		return nil
 	}
 	d.children = n.order.len()
-	d.buf, d.next = n.order.appendPage(d.buf[:0], d.next, min(describeChunk, size-len(d.kids)))
-	for _, ch := range d.buf {
+	var buf [describeChunk]*node // the children of the chunk, on the stack
+	chunk, next := n.order.appendPage(buf[:0], d.next, min(describeChunk, size-len(d.kids)))
+	d.next = next
+	for _, ch := range chunk {
 		d.kids = append(d.kids, ch.info(now))
 	}
 	return nil

@@ -22,10 +22,10 @@ const (
 // (open loop: a consume's latency counts from its scheduled instant, so a
 // stall delays every consume scheduled during it, as it delays callers that
 // do not wait for each other). Meanwhile tenant "wide" loops: it builds a
-// node of 100,000 children, lets the garbage of building it be collected,
-// rests for wideRest (a quiet window), then reads
-// every page of the children, cancels the node and, once its retention has
-// passed, has the reaper remove it (a busy window). quiet-p99 is over the
+// node of 100,000 children, captures the changes for a snapshot, lets the
+// garbage of building it be collected, rests for wideRest (a quiet window),
+// then reads every page of the children, cancels the node and, once its
+// retention has passed, has the reaper remove it (a busy window). quiet-p99 is over the
 // consumes scheduled in quiet windows, busy-p99 over those scheduled in busy
 // windows; the two alternate every second or two, so that the load of other
 // processes on a shared machine weighs on both alike. busy/quiet is the
@@ -37,6 +37,7 @@ func BenchmarkWideTreeStall(b *testing.B) {
 		for i := range wideChildren {
 			f.create(ws, p, Spec{Name: fmt.Sprint("c", i)})
 		}
+		f.e.Capture() // as governord's snapshots do, every snapshot_every events
 		w.Settle(wideRest)
 		w.Rest(wideRest)
 		from := w.Begin()
@@ -90,9 +91,10 @@ func benchStall(b *testing.B, loop func(w *stallbench.Windows, f *fixture, ws ID
 }
 
 // describeAll reads every page of id's children, as a screen scrolling
-// through them would.
+// through them would, each page into the memory of the one before
+// (Page.Into), as governord's API does.
 func describeAll(b *testing.B, f *fixture, s, id ID) {
-	var page Page
+	page := Page{Into: make([]NodeInfo, 0, DefaultPageSize)}
 	for {
 		_, kids, next, err := f.e.Describe(&Call{Session: s}, id, &page)
 		must(b, err)

@@ -107,7 +107,7 @@ func (s *Server) GetNode(ctx context.Context, req *connect.Request[governorv1.Ge
 	}
 	var page *engine.Page
 	if m.IncludeChildren {
-		page = &engine.Page{After: engine.ID(m.Cursor), Size: int(min(m.PageSize, engine.MaxPageSize+1))}
+		page = &engine.Page{After: engine.ID(m.Cursor), Size: int(min(m.PageSize, engine.MaxPageSize+1)), Into: s.pages.take()}
 	}
 	c := &engine.Call{Session: p.session}
 	inf, kids, next, err := s.store.Describe(c, engine.ID(m.NodeId), page)
@@ -115,9 +115,13 @@ func (s *Server) GetNode(ctx context.Context, req *connect.Request[governorv1.Ge
 		return nil, err
 	}
 	out := &governorv1.GetNodeResponse{Node: s.nodeInfo(inf), NextCursor: uint64(next)}
+	if len(kids) > 0 {
+		out.Children = make([]*governorv1.NodeInfo, 0, len(kids))
+	}
 	for _, k := range kids {
 		out.Children = append(out.Children, s.nodeInfo(k))
 	}
+	s.pages.give(kids)
 	return connect.NewResponse(out), nil
 }
 

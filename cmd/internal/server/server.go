@@ -74,6 +74,7 @@ type Server struct {
 	queue   *hubQueue // feeds hub off the writer goroutine
 	flights flights
 	floor   recordFloor // how soon a grant can be recorded, for acquire's deadline
+	pages   pageShelf   // the memory of pages of children, for the next GetNode
 
 	principals sync.Mutex // serialises opening key principals' sessions
 

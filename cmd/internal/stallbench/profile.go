@@ -37,6 +37,7 @@ func (w *Windows) Begin() time.Time {
 		w.trace = create(*traceFile)
 		check(trace.Start(w.trace))
 	}
+	w.gcAt = gcCycles()
 	return time.Now()
 }
 

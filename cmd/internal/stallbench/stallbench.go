@@ -11,6 +11,7 @@ package stallbench
 import (
 	"os"
 	"runtime"
+	"runtime/metrics"
 	"slices"
 	"sync"
 	"testing"
@@ -23,19 +24,43 @@ type Windows struct {
 	list  []window
 	cpu   *os.File // the CPU profile of the busy window under way, if any
 	trace *os.File // the execution trace of the busy window under way, if any
+	gcAt  uint64   // gcCycles at the start of the busy window under way
 }
 
 // window is a span of the loop: resting or busy.
 type window struct {
 	from, to time.Time
 	busy     bool
+	gcs      uint64 // garbage collection cycles completed within it
 }
 
 // Rest sleeps for d, a quiet window.
 func (w *Windows) Rest(d time.Duration) {
-	from := time.Now()
+	from, at := time.Now(), gcCycles()
 	time.Sleep(d)
-	w.list = append(w.list, window{from: from, to: time.Now()})
+	w.list = append(w.list, window{from: from, to: time.Now(), gcs: gcCycles() - at})
+}
+
+// gcCycles is how many garbage collection cycles the process has completed.
+func gcCycles() uint64 {
+	s := []metrics.Sample{{Name: "/gc/cycles/total:gc-cycles"}}
+	metrics.Read(s)
+	return s[0].Value.Uint64()
+}
+
+// gcsPerWindow is the mean number of garbage collection cycles completed
+// in the windows of one kind; 0 for none.
+func gcsPerWindow(windows []window, busy bool) float64 {
+	var n, gcs uint64
+	for _, x := range windows {
+		if x.busy == busy {
+			n, gcs = n+1, gcs+x.gcs
+		}
+	}
+	if n == 0 {
+		return 0
+	}
+	return float64(gcs) / float64(n)
 }
 
 // Settle collects garbage and sleeps for d without marking a window: what
@@ -50,7 +75,7 @@ func (w *Windows) Settle(d time.Duration) {
 // ends what Begin started recording.
 func (w *Windows) Busy(from time.Time) {
 	w.stopProfiles()
-	w.list = append(w.list, window{from: from, to: time.Now(), busy: true})
+	w.list = append(w.list, window{from: from, to: time.Now(), busy: true, gcs: gcCycles() - w.gcAt})
 }
 
 // sample is one probe: its scheduled instant and its latency from then.
@@ -65,7 +90,10 @@ type sample struct {
 // delays no other, as callers that do not wait for each other), and
 // reports the p99 latency of the probes scheduled in quiet windows
 // (quiet-p99-µs), in busy windows (busy-p99-µs) and their ratio
-// (busy/quiet). A probe that fails fails the benchmark.
+// (busy/quiet), and the mean number of garbage collection cycles completed
+// in a window of each kind (quiet-gcs, busy-gcs): a probe waits for a
+// processor while the collector's worker holds one. A probe that fails
+// fails the benchmark.
 func Run(b *testing.B, period time.Duration, loop func(w *Windows, n int), probe func() error) {
 	b.Helper()
 	w := &Windows{}
@@ -96,6 +124,8 @@ func Run(b *testing.B, period time.Duration, loop func(w *Windows, n int), probe
 			b.ReportMetric(float64(qp.Microseconds()), "quiet-p99-µs")
 			b.ReportMetric(float64(bp.Microseconds()), "busy-p99-µs")
 			b.ReportMetric(float64(bp)/float64(qp), "busy/quiet")
+			b.ReportMetric(gcsPerWindow(w.list, false), "quiet-gcs")
+			b.ReportMetric(gcsPerWindow(w.list, true), "busy-gcs")
 			return
 		default:
 		}

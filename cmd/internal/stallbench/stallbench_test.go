@@ -1,6 +1,7 @@
 package stallbench
 
 import (
+	"runtime"
 	"testing"
 	"time"
 )
@@ -40,5 +41,30 @@ func TestP99(t *testing.T) {
 	}
 	if got := p99(nil); got != 0 {
 		t.Errorf("p99 of nothing = %d, want 0", got)
+	}
+}
+
+// TestWindowsCountGarbageCollections checks that a window counts the
+// collection cycles completed within it: one forced in a busy window shows
+// in busy-gcs, none in the quiet window before it.
+func TestWindowsCountGarbageCollections(t *testing.T) {
+	w := &Windows{}
+	runtime.GC()
+	w.Rest(0)
+	from := w.Begin()
+	runtime.GC()
+	w.Busy(from)
+	if q, b := gcsPerWindow(w.list, false), gcsPerWindow(w.list, true); q != 0 || b < 1 {
+		t.Fatalf("quiet-gcs %v, busy-gcs %v; want 0 and at least 1", q, b)
+	}
+}
+
+func TestGCsPerWindowIsTheMeanOfAKind(t *testing.T) {
+	windows := []window{{gcs: 1}, {busy: true, gcs: 3}, {gcs: 0}, {busy: true, gcs: 0}}
+	if q, b := gcsPerWindow(windows, false), gcsPerWindow(windows, true); q != 0.5 || b != 1.5 {
+		t.Errorf("quiet %v, busy %v; want 0.5 and 1.5", q, b)
+	}
+	if n := gcsPerWindow(nil, true); n != 0 {
+		t.Errorf("no window: %v, want 0", n)
 	}
 }
