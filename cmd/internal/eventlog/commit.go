@@ -123,10 +123,7 @@ func (w *Writer) commit(entries []Entry, recs []Record) []Record {
 		size += len(data)
 		recs = append(recs, Record{Seq: e.EventSeq(), Time: e.EventTime(), Data: data})
 	}
-	ctx, cancel := context.WithTimeout(w.ctx, w.opts.CommitTimeout)
-	err := w.backend.Append(ctx, recs)
-	cancel()
-	if err != nil {
+	if err := w.append(recs); err != nil {
 		w.fail(fmt.Errorf("append events %d to %d: %w", recs[0].Seq, recs[len(recs)-1].Seq, err))
 		return recs
 	}
@@ -138,6 +135,25 @@ func (w *Writer) commit(entries []Entry, recs []Record) []Record {
 		w.opts.Done(entries, size)
 	}
 	return recs
+}
+
+// immediate is a Backend whose Append neither waits nor reads its context,
+// such as Memory: its commits need no CommitTimeout, whose timer would cost
+// more than the commit itself.
+type immediate interface {
+	Backend
+	appendsAtOnce()
+}
+
+// append writes recs in one Append, bounded by CommitTimeout unless the
+// backend appends at once.
+func (w *Writer) append(recs []Record) error {
+	if _, ok := w.backend.(immediate); ok {
+		return w.backend.Append(w.ctx, recs)
+	}
+	ctx, cancel := context.WithTimeout(w.ctx, w.opts.CommitTimeout)
+	defer cancel()
+	return w.backend.Append(ctx, recs)
 }
 
 // committed moves the durable mark to last and wakes every waiter of the

@@ -20,10 +20,13 @@ type Memory struct {
 	closed bool
 }
 
-var _ Backend = (*Memory)(nil)
+var _ immediate = (*Memory)(nil)
 
 // NewMemory returns an empty in-memory record.
 func NewMemory() *Memory { return &Memory{} }
+
+// appendsAtOnce marks Memory as immediate: Append never waits.
+func (*Memory) appendsAtOnce() {}
 
 // Append implements Backend. It keeps copies of the records' data.
 func (m *Memory) Append(_ context.Context, recs []Record) error {

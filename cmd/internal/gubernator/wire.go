@@ -197,10 +197,7 @@ func appendOne(b []byte, r *gubernatorv1.RateLimitResp) []byte {
 		b = protowire.AppendTag(b, respError, protowire.BytesType)
 		b = protowire.AppendString(b, r.Error)
 	}
-	var keys [1]string // room for the owner, the one key answers carry
-	for _, k := range sortedKeys(r.Metadata, keys[:0]) {
-		b = appendEntry(b, k, r.Metadata[k])
-	}
+	b = appendMetadata(b, r.Metadata)
 	b = appendInt(b, respRetryAfter, uint64(r.RetryAfter))
 	return append(b, r.ProtoReflect().GetUnknown()...)
 }
@@ -229,6 +226,21 @@ func appendEntry(b []byte, k, v string) []byte {
 	b = protowire.AppendString(b, k)
 	b = protowire.AppendTag(b, 2, protowire.BytesType)
 	return protowire.AppendString(b, v)
+}
+
+// appendMetadata appends md's entries in key order. An answer's usual
+// metadata, the owner alone, needs no sorting.
+func appendMetadata(b []byte, md map[string]string) []byte {
+	if len(md) == 1 {
+		for k, v := range md {
+			b = appendEntry(b, k, v)
+		}
+		return b
+	}
+	for _, k := range sortedKeys(md, nil) {
+		b = appendEntry(b, k, md[k])
+	}
+	return b
 }
 
 // sortedKeys appends md's keys to keys, in order.

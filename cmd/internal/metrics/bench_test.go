@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"testing"
+	"time"
 
 	"governor.dev/governor/cmd/internal/engine"
 )
@@ -48,5 +49,15 @@ func BenchmarkObserveEvents(b *testing.B) {
 	b.ReportAllocs()
 	for b.Loop() {
 		r.m.ObserveEvents(evs)
+	}
+}
+
+// BenchmarkObserveCall counts one call, as every API call does when it
+// ends.
+func BenchmarkObserveCall(b *testing.B) {
+	r := newRig(b)
+	b.ReportAllocs()
+	for b.Loop() {
+		r.m.ObserveCall("GetRateLimits", "ok", time.Millisecond)
 	}
 }

@@ -3,6 +3,7 @@ package metrics
 import (
 	"net/http"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -23,6 +24,16 @@ type Metrics struct {
 	byKind      []prometheus.Counter     // events' counters indexed by kind, made by New
 	commitTime  prometheus.Histogram
 	commitBatch prometheus.Histogram
+	calls       sync.Map // callKey → *callSeries, each pair's series once looked up
+}
+
+// callKey is one API call's labels: its method and how it ended.
+type callKey struct{ method, code string }
+
+// callSeries are the series one (method, code) pair counts into.
+type callSeries struct {
+	requests prometheus.Counter
+	duration prometheus.Observer
 }
 
 // New registers every metric, the tree collector reading store's engine, and
@@ -74,10 +85,23 @@ func (m *Metrics) Handler() http.Handler {
 }
 
 // ObserveCall counts one API call. method and code must come from fixed
-// sets (the service's methods, the status codes): each pair is a series.
+// sets (the service's methods, the status codes): each pair is a series,
+// looked up in the vectors once and kept, so that a call costs no label
+// hashing.
 func (m *Metrics) ObserveCall(method, code string, d time.Duration) {
-	m.requests.WithLabelValues(method, code).Inc()
-	m.duration.WithLabelValues(method).Observe(d.Seconds())
+	s := m.series(method, code)
+	s.requests.Inc()
+	s.duration.Observe(d.Seconds())
+}
+
+// series are the series of the pair (method, code).
+func (m *Metrics) series(method, code string) *callSeries {
+	k := callKey{method, code}
+	if s, ok := m.calls.Load(k); ok {
+		return s.(*callSeries)
+	}
+	s, _ := m.calls.LoadOrStore(k, &callSeries{m.requests.WithLabelValues(method, code), m.duration.WithLabelValues(method)})
+	return s.(*callSeries)
 }
 
 // ObserveEvents counts events on record by kind. It is meant for the store's
