@@ -222,3 +222,32 @@ func (tc *testCluster) converged() bool {
 	}
 	return true
 }
+
+// onlyMismatch waits until the checksum pair the leader logged last has
+// been compared, and fails unless bad, and no other member, reported a
+// mismatch: bad within 30 s, the others once their state equals the
+// leader's.
+func (tc *testCluster) onlyMismatch(bad *Node) {
+	tc.t.Helper()
+	l := tc.leader()
+	if err := l.raft.Barrier(10 * time.Second).Error(); err != nil {
+		tc.t.Fatal(err)
+	}
+	want := l.fsm.Checksum()
+	deadline := time.Now().Add(30 * time.Second)
+	for _, n := range tc.liveNodes() {
+		done := func() bool { return n.fsm.Checksum() == want }
+		if n == bad {
+			done = func() bool { return len(n.fsm.Mismatches()) > 0 }
+		}
+		for !done() {
+			if time.Now().After(deadline) {
+				tc.t.Fatalf("member %s (the one made to differ: %v) neither matched the leader nor reported a mismatch within 30 s", n.cfg.ID, n == bad)
+			}
+			time.Sleep(2 * time.Millisecond) // waiting for the member to apply the compare, not for a result
+		}
+		if got := len(n.fsm.Mismatches()); n != bad && got != 0 {
+			tc.t.Fatalf("member %s reported %d mismatches; it applied the log faithfully", n.cfg.ID, got)
+		}
+	}
+}
