@@ -27,6 +27,14 @@ func testRaftConfig() *raft.Config {
 	return rc
 }
 
+// soloOnDisk is the config of a one-member cluster that keeps its log,
+// stable store and snapshots in dir.
+func soloOnDisk(dir string) Config {
+	addr, tr := raft.NewInmemTransport("")
+	return Config{ID: "solo", Transport: tr, Dir: dir, Raft: testRaftConfig(), ReapEvery: time.Hour,
+		Bootstrap: []raft.Server{{ID: "solo", Address: addr}}}
+}
+
 func serverID(i int) raft.ServerID { return raft.ServerID(fmt.Sprintf("n%d", i)) }
 
 // newCluster starts n members that bootstrap together; tune, if not nil,

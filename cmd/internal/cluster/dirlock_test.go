@@ -15,9 +15,7 @@ import (
 // has shut down.
 func TestSecondMemberOnADataDirIsRefused(t *testing.T) {
 	dir := t.TempDir()
-	addr, tr := raft.NewInmemTransport("")
-	cfg := Config{ID: "solo", Transport: tr, Dir: dir, Raft: testRaftConfig(), ReapEvery: time.Hour,
-		Bootstrap: []raft.Server{{ID: "solo", Address: addr}}}
+	cfg := soloOnDisk(dir)
 	first, err := Open(cfg)
 	if err != nil {
 		t.Fatal(err)
