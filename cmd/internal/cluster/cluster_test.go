@@ -2,6 +2,7 @@ package cluster
 
 import (
 	"fmt"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -264,4 +265,19 @@ func (tc *testCluster) onlyMismatch(bad *Node) {
 			tc.t.Fatalf("member %s reported %d mismatches; it applied the log faithfully", n.cfg.ID, got)
 		}
 	}
+}
+
+// firstError keeps the first error set in it, of whatever type; safe for
+// concurrent use. (An atomic.Value panics when a second error of another
+// type is stored in it, which hid the first failure behind a panic.)
+type firstError struct{ p atomic.Pointer[error] }
+
+func (f *firstError) set(err error) { f.p.CompareAndSwap(nil, &err) }
+
+// get returns the first error set, nil if none was.
+func (f *firstError) get() error {
+	if p := f.p.Load(); p != nil {
+		return *p
+	}
+	return nil
 }
