@@ -213,10 +213,14 @@ func (tc *testCluster) follower() *Node {
 func (tc *testCluster) converged() bool {
 	tc.t.Helper()
 	l := tc.leader()
-	if err := l.raft.Barrier(10 * time.Second).Error(); err != nil {
+	b := l.raft.Barrier(10 * time.Second)
+	if err := b.Error(); err != nil {
 		tc.t.Fatal(err)
 	}
-	target := l.raft.AppliedIndex()
+	// The barrier's own index, not the leader's AppliedIndex: raft answers
+	// the barrier from its FSM goroutine, which may come before the
+	// leader's main goroutine counts the barrier applied.
+	target := b.(raft.IndexFuture).Index()
 	deadline := time.Now().Add(30 * time.Second)
 	for _, n := range tc.liveNodes() {
 		for n.raft.AppliedIndex() < target {
