@@ -79,14 +79,14 @@ func callConcurrently(b *testing.B, callers int, call func(caller int) error) {
 	var left atomic.Int64
 	left.Store(int64(b.N))
 	var wg sync.WaitGroup
-	var failed atomic.Value
+	var failed firstError
 	b.ResetTimer()
 	start, cpu := time.Now(), cpuTime(b)
 	for i := range callers {
 		wg.Go(func() {
 			for left.Add(-1) >= 0 {
 				if err := call(i); err != nil {
-					failed.Store(err)
+					failed.set(err)
 					return
 				}
 			}
@@ -95,7 +95,7 @@ func callConcurrently(b *testing.B, callers int, call func(caller int) error) {
 	wg.Wait()
 	b.ReportMetric(float64(b.N)/time.Since(start).Seconds(), "consumes/s")
 	b.ReportMetric(float64(cpuTime(b)-cpu)/float64(time.Microsecond)/float64(b.N), "cpu-us/consume")
-	if err, _ := failed.Load().(error); err != nil {
+	if err := failed.get(); err != nil {
 		b.Fatal(err)
 	}
 }

@@ -34,8 +34,8 @@ func (f *FSM) applyCheck(e *engine.Engine, cmd *Command, r *Result) {
 }
 
 // Checksum is a hash of the replica's whole state: its engine's snapshot,
-// the times its sessions lapse and its waiters (queueImage), as of the
-// last command's time. Two
+// the times its sessions lapse, its waiters (queueImage) and its member
+// table (by id), as of the last command's time. Two
 // replicas that applied the same commands have the same checksum. A
 // tombstone whose time is up answers nothing, and any call may forget it
 // (a read on the leader too), so those are left out. So is the count of
@@ -68,5 +68,6 @@ func (f *FSM) Checksum() uint64 {
 		panic("cluster: copy the replica's waiters: " + err.Error())
 	}
 	h.Write(q.encode())
+	h.Write(appendMembers(nil, f.copyMembers()))
 	return h.Sum64()
 }

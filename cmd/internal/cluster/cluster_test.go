@@ -2,6 +2,7 @@ package cluster
 
 import (
 	"fmt"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -18,13 +19,27 @@ type testCluster struct {
 	tune  func(*Config)
 }
 
+// testRaftConfig is raft's config for the test clusters. The leader's
+// lease is as long as the followers' heartbeat timeout: the members share
+// one process, and when that process is not scheduled for a while (on
+// this shared 2-core machine, wake-ups 250 to 400 ms late were measured
+// every few minutes) a shorter lease deposed a leader no follower had
+// given up on, and the test that was using it failed.
 func testRaftConfig() *raft.Config {
 	rc := raft.DefaultConfig()
 	rc.HeartbeatTimeout = 500 * time.Millisecond
 	rc.ElectionTimeout = 500 * time.Millisecond
-	rc.LeaderLeaseTimeout = 250 * time.Millisecond
+	rc.LeaderLeaseTimeout = 500 * time.Millisecond
 	rc.CommitTimeout = 5 * time.Millisecond
 	return rc
+}
+
+// soloOnDisk is the config of a one-member cluster that keeps its log,
+// stable store and snapshots in dir.
+func soloOnDisk(dir string) Config {
+	addr, tr := raft.NewInmemTransport("")
+	return Config{ID: "solo", Transport: tr, Dir: dir, Raft: testRaftConfig(), ReapEvery: time.Hour,
+		Bootstrap: []raft.Server{{ID: "solo", Address: addr}}}
 }
 
 func serverID(i int) raft.ServerID { return raft.ServerID(fmt.Sprintf("n%d", i)) }
@@ -198,10 +213,14 @@ func (tc *testCluster) follower() *Node {
 func (tc *testCluster) converged() bool {
 	tc.t.Helper()
 	l := tc.leader()
-	if err := l.raft.Barrier(10 * time.Second).Error(); err != nil {
+	b := l.raft.Barrier(10 * time.Second)
+	if err := b.Error(); err != nil {
 		tc.t.Fatal(err)
 	}
-	target := l.raft.AppliedIndex()
+	// The barrier's own index, not the leader's AppliedIndex: raft answers
+	// the barrier from its FSM goroutine, which may come before the
+	// leader's main goroutine counts the barrier applied.
+	target := b.(raft.IndexFuture).Index()
 	deadline := time.Now().Add(30 * time.Second)
 	for _, n := range tc.liveNodes() {
 		for n.raft.AppliedIndex() < target {
@@ -221,4 +240,48 @@ func (tc *testCluster) converged() bool {
 		}
 	}
 	return true
+}
+
+// onlyMismatch waits until the checksum pair the leader logged last has
+// been compared, and fails unless bad, and no other member, reported a
+// mismatch: bad within 30 s, the others once their state equals the
+// leader's.
+func (tc *testCluster) onlyMismatch(bad *Node) {
+	tc.t.Helper()
+	l := tc.leader()
+	if err := l.raft.Barrier(10 * time.Second).Error(); err != nil {
+		tc.t.Fatal(err)
+	}
+	want := l.fsm.Checksum()
+	deadline := time.Now().Add(30 * time.Second)
+	for _, n := range tc.liveNodes() {
+		done := func() bool { return n.fsm.Checksum() == want }
+		if n == bad {
+			done = func() bool { return len(n.fsm.Mismatches()) > 0 }
+		}
+		for !done() {
+			if time.Now().After(deadline) {
+				tc.t.Fatalf("member %s (the one made to differ: %v) neither matched the leader nor reported a mismatch within 30 s", n.cfg.ID, n == bad)
+			}
+			time.Sleep(2 * time.Millisecond) // waiting for the member to apply the compare, not for a result
+		}
+		if got := len(n.fsm.Mismatches()); n != bad && got != 0 {
+			tc.t.Fatalf("member %s reported %d mismatches; it applied the log faithfully", n.cfg.ID, got)
+		}
+	}
+}
+
+// firstError keeps the first error set in it, of whatever type; safe for
+// concurrent use. (An atomic.Value panics when a second error of another
+// type is stored in it, which hid the first failure behind a panic.)
+type firstError struct{ p atomic.Pointer[error] }
+
+func (f *firstError) set(err error) { f.p.CompareAndSwap(nil, &err) }
+
+// get returns the first error set, nil if none was.
+func (f *firstError) get() error {
+	if p := f.p.Load(); p != nil {
+		return *p
+	}
+	return nil
 }

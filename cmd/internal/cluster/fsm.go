@@ -45,7 +45,7 @@ type Mismatch struct {
 	AppliedAtIndex uint64 // log index of the compare command that found it
 }
 
-var _ raft.FSM = (*FSM)(nil)
+var _ raft.ConfigurationStore = (*FSM)(nil)
 
 // NewFSM returns an FSM over a new, empty engine.
 func NewFSM() *FSM {

@@ -26,6 +26,23 @@ func (f *FSM) setMember(id raft.ServerID, api string) {
 	f.members[id] = api
 }
 
+// StoreConfiguration drops from the table every member the configuration
+// committed at index does not list, on every replica as it applies that
+// entry (raft.ConfigurationStore). A removed member's API address so
+// leaves the table in the removal's own log entry: no later command has
+// to succeed for it, and none can fail after the removal did. An address
+// logged for a member whose addition never committed leaves at the next
+// configuration change. raft runs it on the FSM goroutine, like Apply.
+func (f *FSM) StoreConfiguration(_ uint64, conf raft.Configuration) {
+	in := make(map[raft.ServerID]bool, len(conf.Servers))
+	for _, s := range conf.Servers {
+		in[s.ID] = true
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	maps.DeleteFunc(f.members, func(id raft.ServerID, _ string) bool { return !in[id] })
+}
+
 // MemberAPI returns the API address the log recorded for member id, and
 // whether it recorded one.
 func (f *FSM) MemberAPI(id raft.ServerID) (string, bool) {

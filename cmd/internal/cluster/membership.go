@@ -148,7 +148,8 @@ func checkNewMember(id raft.ServerID, addr raft.ServerAddress, api string) error
 // against the configuration it applies to (see changes). The leader does
 // not remove itself (it would lead a cluster it is not in until it steps
 // down: transfer the leadership first), so the last voter, the leader,
-// stays. Once the member is out, its API address leaves the log's table.
+// stays. Its API address leaves the log's table in the same log entry
+// (FSM.StoreConfiguration), so a removal raft committed is a success.
 // It returns the log index of the configuration change.
 func (n *Node) RemoveServer(id raft.ServerID) (uint64, error) {
 	conf, err := n.leaderConfig()
@@ -168,9 +169,6 @@ func (n *Node) RemoveServer(id raft.ServerID) (uint64, error) {
 	f := n.raft.RemoveServer(id, 0, changeTimeout)
 	if err := f.Error(); err != nil {
 		return 0, n.changeError(err)
-	}
-	if _, _, err := n.apply(nil, &Command{Op: OpMember, Name: string(id)}); err != nil {
-		return f.Index(), err
 	}
 	return f.Index(), nil
 }

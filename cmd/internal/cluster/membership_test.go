@@ -231,6 +231,52 @@ func TestRemoveServerLeavesTheOthersServing(t *testing.T) {
 	}
 }
 
+// TestRemovalTakesTheAPIAddressInItsOwnEntry adds a member with its API
+// address in the log and removes it: the removal succeeds, is the last
+// entry of the log (no table update follows it, so none can fail after
+// it), and every replica's table has lost the address once it applied the
+// removal.
+func TestRemovalTakesTheAPIAddressInItsOwnEntry(t *testing.T) {
+	tc := newCluster(t, 3, nil)
+	n3, addr := tc.joinAlone("127.0.0.1:7997")
+	l := tc.leader()
+	if _, err := l.AddVoter(n3.cfg.ID, addr, "127.0.0.1:7997"); err != nil {
+		t.Fatal(err)
+	}
+	index, err := l.RemoveServer(n3.cfg.ID)
+	if err != nil {
+		t.Fatalf("a removal raft committed answered %v", err)
+	}
+	if last := l.raft.LastIndex(); last != index {
+		t.Fatalf("the log runs to index %d past the removal at %d: the table was updated in another entry", last, index)
+	}
+	tc.kill(3) // out of the cluster, it applies no more
+	if !tc.converged() {
+		t.Fatal("replicas differ after the removal")
+	}
+	for _, n := range tc.liveNodes() {
+		if api, ok := n.fsm.MemberAPI(n3.cfg.ID); ok {
+			t.Errorf("member %s still knows the removed member's API address %s", n.cfg.ID, api)
+		}
+	}
+}
+
+// TestConfigurationEntryDropsMembersItDoesNotList applies a configuration
+// entry to a replica whose table names three members: the one it does not
+// list leaves the table, the others keep their addresses.
+func TestConfigurationEntryDropsMembersItDoesNotList(t *testing.T) {
+	f := NewFSM()
+	for i, c := range []*Command{{Op: OpMember, Name: "x", API: "10.0.0.1:7600"}, {Op: OpMember, Name: "y", API: "10.0.0.2:7600"}, {Op: OpMember, Name: "z", API: "10.0.0.3:7600"}} {
+		f.Apply(&raft.Log{Index: uint64(i + 1), Type: raft.LogCommand, Data: c.Encode()})
+	}
+	f.StoreConfiguration(4, raft.Configuration{Servers: []raft.Server{{ID: "x", Address: "10.0.0.1:7610"}, {ID: "y", Address: "10.0.0.2:7610", Suffrage: raft.Nonvoter}}})
+	for id, want := range map[raft.ServerID]string{"x": "10.0.0.1:7600", "y": "10.0.0.2:7600", "z": ""} {
+		if api, _ := f.MemberAPI(id); api != want {
+			t.Errorf("after the configuration entry member %s's API address is %q, want %q", id, api, want)
+		}
+	}
+}
+
 func TestTransferLeadership(t *testing.T) {
 	tc := newCluster(t, 3, nil)
 	l := tc.leader()

@@ -138,11 +138,19 @@ func (n *Node) stores(logger hclog.Logger) (raft.LogStore, raft.StableStore, raf
 	if err := os.MkdirAll(n.cfg.Dir, 0o700); err != nil {
 		return nil, nil, nil, fmt.Errorf("create cluster data directory: %w", err)
 	}
-	logs, w, snaps, err := openDiskStores(n.cfg.Dir, logger)
+	if err := refuseBoltLog(n.cfg.Dir); err != nil {
+		return nil, nil, nil, err
+	}
+	lock, err := lockDir(n.cfg.Dir)
 	if err != nil {
 		return nil, nil, nil, err
 	}
-	n.store = w
+	logs, w, snaps, err := openDiskStores(n.cfg.Dir, logger)
+	if err != nil {
+		_ = lock.Close()
+		return nil, nil, nil, err
+	}
+	n.store = diskStores{log: w, lock: lock}
 	return logs, w, snaps, nil
 }
 

@@ -115,9 +115,7 @@ func TestRecoveryFileMistakesAreRefused(t *testing.T) {
 // after it, and is granted when the slot frees.
 func TestRecoveryKeepsQueuedAcquires(t *testing.T) {
 	dir := t.TempDir()
-	addr, tr := raft.NewInmemTransport("")
-	cfg := Config{ID: "solo", Transport: tr, Dir: dir, Raft: testRaftConfig(), ReapEvery: time.Hour,
-		Bootstrap: []raft.Server{{ID: "solo", Address: addr}}}
+	cfg := soloOnDisk(dir)
 	n, err := Open(cfg)
 	if err != nil {
 		t.Fatal(err)
@@ -127,7 +125,7 @@ func TestRecoveryKeepsQueuedAcquires(t *testing.T) {
 	if err := n.Shutdown(); err != nil {
 		t.Fatal(err)
 	}
-	writeRecovery(t, dir, `{"members": [{"id": "solo", "raft": "`+string(addr)+`"}]}`)
+	writeRecovery(t, dir, `{"members": [{"id": "solo", "raft": "`+string(cfg.Transport.LocalAddr())+`"}]}`)
 	n, err = Open(cfg)
 	if err != nil {
 		t.Fatalf("a recovery with an acquire queued in the log: %v", err)

@@ -2,7 +2,6 @@ package cluster
 
 import (
 	"testing"
-	"time"
 
 	"github.com/hashicorp/raft"
 
@@ -15,9 +14,7 @@ import (
 // that did not close its log at Shutdown makes the restart wait forever.
 func TestMemberRestartsFromItsDataDir(t *testing.T) {
 	dir := t.TempDir()
-	addr, tr := raft.NewInmemTransport("")
-	cfg := Config{ID: "solo", Transport: tr, Dir: dir, Raft: testRaftConfig(), ReapEvery: time.Hour,
-		Bootstrap: []raft.Server{{ID: "solo", Address: addr}}}
+	cfg := soloOnDisk(dir)
 	tc := &testCluster{t: t}
 	n, err := Open(cfg)
 	if err != nil {

@@ -31,7 +31,7 @@ func TestShutdownAnswersEveryCall(t *testing.T) {
 	gate := make(chan struct{})
 	l.fsm.timeOf = func(c *Command, last int64) int64 { <-gate; return stampedTime(c, last) } // stalls the FSM, on purpose
 	var acked, unknown atomic.Int64
-	var wrong atomic.Value
+	var wrong firstError
 	var wg sync.WaitGroup
 	for i := range 32 {
 		wg.Go(func() {
@@ -43,7 +43,7 @@ func TestShutdownAnswersEveryCall(t *testing.T) {
 			case errors.Is(err, ErrUnknownOutcome):
 				unknown.Add(1)
 			case !errors.As(err, &nl):
-				wrong.Store(err)
+				wrong.set(err)
 			}
 		})
 		time.Sleep(2 * time.Millisecond) // one charge per replication round, so raft queues many batches
@@ -61,7 +61,7 @@ func TestShutdownAnswersEveryCall(t *testing.T) {
 		t.Fatalf("calls on the shut-down leader did not return within %v", answerBound)
 	}
 	tc.nodes[li] = nil
-	if err, _ := wrong.Load().(error); err != nil {
+	if err := wrong.get(); err != nil {
 		t.Fatalf("a call on the shut-down leader: %v, want ErrNotLeader or ErrUnknownOutcome", err)
 	}
 	got := used(t, tc.leader(), nd.ID)

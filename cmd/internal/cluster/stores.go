@@ -41,14 +41,12 @@ const boltLog = "raft.db"
 // openDiskStores opens the log and stable store (raft-wal in dir/wal: log
 // segment files, synced on every append, with the latest entries also
 // cached in memory, and a small bbolt file for the stable store and the
-// segment list) and the snapshot store (dir/snapshots). dir must exist. A
-// dir holding a log written by an earlier governord is refused. Closing
-// the returned *wal.WAL closes the log and stable store; it must be closed
-// before the same dir is opened again, which otherwise waits for it.
+// segment list) and the snapshot store (dir/snapshots). dir must exist,
+// hold no log written by an earlier governord (refuseBoltLog) and be
+// locked by the caller (lockDir). Closing the returned *wal.WAL closes the
+// log and stable store; it must be closed before the same dir is opened
+// again, which otherwise waits for it.
 func openDiskStores(dir string, logger hclog.Logger) (raft.LogStore, *wal.WAL, raft.SnapshotStore, error) {
-	if err := refuseBoltLog(dir); err != nil {
-		return nil, nil, nil, err
-	}
 	if err := os.MkdirAll(filepath.Join(dir, walDir), 0o700); err != nil {
 		return nil, nil, nil, fmt.Errorf("create the raft log directory: %w", err)
 	}

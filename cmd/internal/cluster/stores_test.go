@@ -5,9 +5,6 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
-	"time"
-
-	"github.com/hashicorp/raft"
 )
 
 // A data directory holding raft.db, the log of a member from before the
@@ -20,9 +17,7 @@ func TestOpenRefusesADataDirWithAnEarlierLog(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(dir, boltLog), old, 0o600); err != nil {
 		t.Fatal(err)
 	}
-	addr, tr := raft.NewInmemTransport("")
-	n, err := Open(Config{ID: "solo", Transport: tr, Dir: dir, Raft: testRaftConfig(), ReapEvery: time.Hour,
-		Bootstrap: []raft.Server{{ID: "solo", Address: addr}}})
+	n, err := Open(soloOnDisk(dir))
 	if err == nil {
 		_ = n.Shutdown()
 		t.Fatal("Open started a member over a data directory with an earlier log")

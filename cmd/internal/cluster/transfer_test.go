@@ -33,7 +33,7 @@ func TestTransferRefusesNoCall(t *testing.T) {
 	}
 	var acked atomic.Int64
 	var stop atomic.Bool
-	var wrong atomic.Value
+	var wrong firstError
 	var wg sync.WaitGroup
 	for range 16 {
 		wg.Go(func() {
@@ -47,14 +47,14 @@ func TestTransferRefusesNoCall(t *testing.T) {
 				case errors.As(err, &nl) && byAPI[nl.Leader] != nil && byAPI[nl.Leader] != at:
 					at = byAPI[nl.Leader]
 				default:
-					wrong.Store(err)
+					wrong.set(err)
 					return
 				}
 			}
 		})
 	}
 	for i := range transfers {
-		for before := acked.Load(); acked.Load() < before+64 && wrong.Load() == nil; {
+		for before := acked.Load(); acked.Load() < before+64 && wrong.get() == nil; {
 			tc.waitChange() // letting the callers run; no change is expected
 		}
 		if _, err := tc.leader().TransferLeadership(""); err != nil {
@@ -63,7 +63,7 @@ func TestTransferRefusesNoCall(t *testing.T) {
 	}
 	stop.Store(true)
 	wg.Wait()
-	if err, _ := wrong.Load().(error); err != nil {
+	if err := wrong.get(); err != nil {
 		t.Fatalf("a call during a planned transfer: %v, want its result or ErrNotLeader naming the new leader", err)
 	}
 	if got := used(t, tc.leader(), nd.ID); got != acked.Load() {
