@@ -176,3 +176,25 @@ func sameSessions(t *testing.T, name string, got, want *Snapshot) {
 		}
 	}
 }
+
+// TestRequestMemoryUpdatesInPlace checks that the index points into the
+// chunks themselves: a call remembered again (a call that records several
+// events) replaces its entry where it stands, keeping its first time, as
+// the memory's record shows, however many entries came after it.
+func TestRequestMemoryUpdatesInPlace(t *testing.T) {
+	var m reqMemory
+	for i := range 3 * memChunkMax {
+		m.add(memEntry{req: fmt.Sprint("r", i), result: ID(i), at: int64(i)})
+	}
+	m.add(memEntry{req: "r5", result: 1000, at: 9999})
+	got, ok := m.get("r5")
+	if !ok || got.result != 1000 || got.at != 5 {
+		t.Fatalf("r5 is remembered as %+v (found %v), want result 1000 at its first time 5", got, ok)
+	}
+	if e := m.entries()[5]; e.req != "r5" || e.result != 1000 {
+		t.Fatalf("the memory's sixth entry is %+v, want r5 with result 1000", e)
+	}
+	if m.n != 3*memChunkMax {
+		t.Fatalf("the memory holds %d entries, want %d", m.n, 3*memChunkMax)
+	}
+}
