@@ -12,22 +12,6 @@ import (
 	"governor.dev/governor/internal/clientconn"
 )
 
-// freeAddrs returns n loopback addresses whose ports were free a moment
-// ago: members must know each other's addresses before they start.
-func freeAddrs(t *testing.T, n int) []string {
-	t.Helper()
-	var addrs []string
-	for range n {
-		ln, err := net.Listen("tcp", "127.0.0.1:0")
-		if err != nil {
-			t.Fatal(err)
-		}
-		addrs = append(addrs, ln.Addr().String())
-		defer ln.Close()
-	}
-	return addrs
-}
-
 // memberConfig is member id's configuration: its API on api, its raft
 // transport on peers' entry for id.
 func memberConfig(t *testing.T, id, api string, peers []config.Peer, bootstrap bool) *config.Config {
@@ -37,19 +21,34 @@ func memberConfig(t *testing.T, id, api string, peers []config.Peer, bootstrap b
 	return cfg
 }
 
+// clusterPeers returns the members n0 to n2 of a cluster and a fourth,
+// n3, on loopback ports that were free a moment ago (members must know
+// each other's addresses before they start): member i's API on addrs[i],
+// its raft transport on addrs[4+i].
+func clusterPeers(t *testing.T) (addrs []string, peers []config.Peer, fourth config.Peer) {
+	t.Helper()
+	for range 8 {
+		ln, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		addrs = append(addrs, ln.Addr().String())
+		defer ln.Close()
+	}
+	for i := range 3 {
+		peers = append(peers, config.Peer{ID: fmt.Sprintf("n%d", i), API: addrs[i], Raft: addrs[4+i]})
+	}
+	return addrs, peers, config.Peer{ID: "n3", API: addrs[3], Raft: addrs[7]}
+}
+
 // TestClusterVerbs runs three governord members and a fourth started on its
 // own, then lists, adds, hands over the leadership and removes through
 // the governor binary, as an operator would.
 func TestClusterVerbs(t *testing.T) {
-	addrs := freeAddrs(t, 8)
-	var peers []config.Peer
-	for i := range 3 {
-		peers = append(peers, config.Peer{ID: fmt.Sprintf("n%d", i), API: addrs[i], Raft: addrs[4+i]})
-	}
+	addrs, peers, fourth := clusterPeers(t)
 	for _, p := range peers {
 		startGovernord(t, memberConfig(t, p.ID, p.API, peers, true))
 	}
-	fourth := config.Peer{ID: "n3", API: addrs[3], Raft: addrs[7]}
 	startGovernord(t, memberConfig(t, fourth.ID, fourth.API, []config.Peer{fourth}, false))
 
 	env := []string{clientconn.EnvAddr + "=" + strings.Join(addrs[:3], ","), clientconn.EnvAPIKey + "=" + adminKey}
@@ -98,24 +97,21 @@ func TestClusterVerbsOnASingleGovernord(t *testing.T) {
 // allAnswered reports whether every member row of status output shows
 // its log indices.
 func allAnswered(status string) bool {
-	rows := 0
-	for _, l := range strings.Split(status, "\n") {
-		if f := strings.Fields(l); len(f) == 7 && f[3] == "voter" {
-			if f[5] == "-" || f[6] == "-" {
-				return false
-			}
-			rows++
+	members := rows(status)
+	for _, f := range members {
+		if f[5] == "-" || f[6] == "-" {
+			return false
 		}
 	}
-	return rows > 0
+	return len(members) > 0
 }
 
 // leaderRow is the id in the row of status output whose ROLE is leader,
 // or "".
 func leaderRow(status string) string {
-	for _, l := range strings.Split(status, "\n") {
-		if f := strings.Fields(l); len(f) == 7 && f[4] == "leader" {
-			return f[0]
+	for id, f := range rows(status) {
+		if f[4] == "leader" {
+			return id
 		}
 	}
 	return ""

@@ -19,11 +19,7 @@ import (
 // alone with every acknowledged charge, and a new member joins through
 // `governor cluster add`.
 func TestRecoveryAfterLosingTwoOfThree(t *testing.T) {
-	addrs := freeAddrs(t, 8)
-	var peers []config.Peer
-	for i := range 3 {
-		peers = append(peers, config.Peer{ID: "n" + string(rune('0'+i)), API: addrs[i], Raft: addrs[4+i]})
-	}
+	addrs, peers, fresh := clusterPeers(t)
 	var cfgs []*config.Config
 	var ds []*daemon.Daemon
 	for _, p := range peers {
@@ -55,7 +51,6 @@ func TestRecoveryAfterLosingTwoOfThree(t *testing.T) {
 	waitFor(t, func() bool { return governor(t, aloneTeam, nil, "describe").code == 0 })
 	mustContain(t, governor(t, aloneTeam, nil, "describe"), 0, "tool_calls 2\n")
 
-	fresh := config.Peer{ID: "n3", API: addrs[3], Raft: addrs[7]}
 	startGovernord(t, memberConfig(t, fresh.ID, fresh.API, []config.Peer{fresh}, false))
 	mustContain(t, governor(t, alone, nil, "cluster", "add", fresh.ID, fresh.Raft, fresh.API), 0, "added n3")
 	r := governor(t, alone, nil, "cluster", "status")

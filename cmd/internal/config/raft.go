@@ -16,12 +16,9 @@ func (c Cluster) RaftConfig(base *raft.Config) *raft.Config {
 	cp := *base
 	rc := &cp
 	rc.LocalID = raft.ServerID(c.NodeID)
-	for _, d := range []struct {
-		to   *time.Duration
-		from time.Duration
-	}{{&rc.HeartbeatTimeout, c.HeartbeatTimeout}, {&rc.ElectionTimeout, c.ElectionTimeout}, {&rc.LeaderLeaseTimeout, c.LeaderLeaseTimeout}, {&rc.SnapshotInterval, c.SnapshotInterval}} {
-		if d.from != 0 {
-			*d.to = d.from
+	for _, d := range c.durations(rc) {
+		if d.v != 0 {
+			*d.to = d.v
 		}
 	}
 	if c.SnapshotThreshold != 0 {
@@ -30,16 +27,31 @@ func (c Cluster) RaftConfig(base *raft.Config) *raft.Config {
 	return rc
 }
 
+// raftDuration is one duration key of the section: its name, its value in
+// the file, and the field of a raft config it sets.
+type raftDuration struct {
+	key string
+	v   time.Duration
+	to  *time.Duration
+}
+
+// durations are the section's duration keys, each with its field of rc.
+func (c Cluster) durations(rc *raft.Config) []raftDuration {
+	return []raftDuration{
+		{"heartbeat_timeout", c.HeartbeatTimeout, &rc.HeartbeatTimeout},
+		{"election_timeout", c.ElectionTimeout, &rc.ElectionTimeout},
+		{"leader_lease_timeout", c.LeaderLeaseTimeout, &rc.LeaderLeaseTimeout},
+		{"snapshot_interval", c.SnapshotInterval, &rc.SnapshotInterval},
+	}
+}
+
 // checkRaftTiming checks the timing keys as raft does, each with its own
 // sentence and the values raft will run with, then lets raft check the
 // whole.
 func (c Cluster) checkRaftTiming(k *checker) {
 	rc := c.RaftConfig(raft.DefaultConfig())
 	before := len(k.problems)
-	for _, d := range []struct {
-		key string
-		v   time.Duration
-	}{{"heartbeat_timeout", c.HeartbeatTimeout}, {"election_timeout", c.ElectionTimeout}, {"leader_lease_timeout", c.LeaderLeaseTimeout}, {"snapshot_interval", c.SnapshotInterval}} {
+	for _, d := range c.durations(rc) {
 		if d.v != 0 && d.v < minRaftTime {
 			k.add("cluster."+d.key, "must be at least %s, or left out for raft's default; got %s", minRaftTime, d.v)
 		}

@@ -9,7 +9,6 @@ import (
 	"path/filepath"
 	"slices"
 	"strconv"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -175,22 +174,8 @@ type commits struct{ n, events, seconds float64 }
 func commitTotals(b *testing.B, d *Daemon) commits {
 	rec := httptest.NewRecorder()
 	d.metrics.Handler().ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "/metrics", nil))
-	var c commits
-	for line := range strings.Lines(rec.Body.String()) {
-		name, value, _ := strings.Cut(strings.TrimSpace(line), " ")
-		v, err := strconv.ParseFloat(value, 64)
-		if err != nil {
-			continue
-		}
-		switch name {
-		case "governor_commit_batch_events_count":
-			c.n = v
-		case "governor_commit_batch_events_sum":
-			c.events = v
-		case "governor_commit_duration_seconds_sum":
-			c.seconds = v
-		}
-	}
+	series := parseMetrics(rec.Body)
+	c := commits{series["governor_commit_batch_events_count"], series["governor_commit_batch_events_sum"], series["governor_commit_duration_seconds_sum"]}
 	if c.n == 0 {
 		b.Fatal("the metrics count no commit")
 	}

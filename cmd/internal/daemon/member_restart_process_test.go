@@ -3,8 +3,6 @@ package daemon
 import (
 	"context"
 	"testing"
-
-	"governor.dev/governor/internal/testbin"
 )
 
 // Three governord processes form a cluster; a client with all three
@@ -19,13 +17,7 @@ func TestClusterProcessesKeepWhatTheyAcknowledgedWhenAllAreKilled(t *testing.T) 
 	}
 	dir := t.TempDir()
 	files, apis := clusterFiles(t, dir, 3)
-	procs := make([]*testbin.Proc, len(files))
-	for i, f := range files {
-		procs[i] = startProc(t, dir, nil, "-config", f)
-	}
-	for _, p := range procs {
-		p.Serving()
-	}
+	procs := startMembers(t, dir, files)
 	c := newClusterAPI(apis)
 	l := startLoadOn(t, c, 4)
 	l.waitFor(t, 300, "before the kill")
@@ -40,12 +32,7 @@ func TestClusterProcessesKeepWhatTheyAcknowledgedWhenAllAreKilled(t *testing.T) 
 		}
 	}
 	acked, sent := l.stop()
-	for i, f := range files {
-		procs[i] = startProc(t, dir, nil, "-config", f)
-	}
-	for _, p := range procs {
-		p.Serving()
-	}
+	startMembers(t, dir, files)
 	verifyOn(t, c, acked, sent)
 	t.Logf("all three members killed under load, leader %d first, and restarted; %d consumes acknowledged", lead, l.total())
 }

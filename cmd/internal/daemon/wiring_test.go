@@ -3,6 +3,7 @@ package daemon
 import (
 	"bufio"
 	"context"
+	"io"
 	"net/http"
 	"strconv"
 	"strings"
@@ -23,8 +24,14 @@ func scrape(t *testing.T, d *Daemon) map[string]float64 {
 	resp, err := http.Get("http://" + d.MetricsAddr().String() + "/metrics")
 	must(t, err)
 	defer resp.Body.Close()
+	return parseMetrics(resp.Body)
+}
+
+// parseMetrics reads metrics in the text format into series name (with
+// labels) to value.
+func parseMetrics(r io.Reader) map[string]float64 {
 	series := map[string]float64{}
-	sc := bufio.NewScanner(resp.Body)
+	sc := bufio.NewScanner(r)
 	for sc.Scan() {
 		line := sc.Text()
 		if strings.HasPrefix(line, "#") {

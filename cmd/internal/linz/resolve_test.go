@@ -67,3 +67,43 @@ func TestResolveCatchesRetriesWithoutIDs(t *testing.T) {
 		t.Fatalf("a retry charged twice passed the check: %v", h)
 	}
 }
+
+// silent is a target whose consumes never answer, and whose reads do not
+// either when deaf.
+type silent struct {
+	*flakyTarget
+	deaf bool
+}
+
+func (s silent) Consume(context.Context, string, int64, string) (bool, error) {
+	return false, errLostReply
+}
+
+func (s silent) Read(_ context.Context, key string) (int64, error) {
+	if s.deaf {
+		return 0, errLostReply
+	}
+	return s.q.read(key), nil
+}
+
+// TestResolveLeavesWhatStaysUnknown: a consume that no repeat answers stays
+// unknown and returns after the final reads, the history given is not
+// changed, and a final read that gets no answer fails Resolve.
+func TestResolveLeavesWhatStaysUnknown(t *testing.T) {
+	f := &flakyTarget{q: newQuota(false), p: newPool(false)}
+	h := []porcupineOp{call(0, 0, never, QuotaOp{Kind: Consume, Key: "k0", N: 2, RequestID: "a"}, Unknown)}
+	given := h[0]
+	out, err := Resolve(t.Context(), silent{flakyTarget: f}, h, 1, time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(out) != 2 || out[0].Output != Unknown || out[1].Output != usage(0) || out[0].Return <= out[1].Return {
+		t.Fatalf("resolved history %v; want the consume still unknown, returning after the final read of 0", out)
+	}
+	if h[0] != given {
+		t.Errorf("Resolve changed the history given: %v, was %v", h[0], given)
+	}
+	if _, err := Resolve(t.Context(), silent{flakyTarget: f, deaf: true}, h, 1, time.Second); err == nil {
+		t.Fatal("Resolve answered though no final read got an answer")
+	}
+}
