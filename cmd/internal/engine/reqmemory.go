@@ -79,15 +79,11 @@ func (m *reqMemory) forgetOldest() {
 }
 
 // trim forgets the oldest entries the rule of RequestMemory,
-// RequestWindow and RequestMemoryMax lets go at time now, and reports
-// whether it forgot any.
-func (m *reqMemory) trim(now int64) bool {
-	forgot := false
+// RequestWindow and RequestMemoryMax lets go at time now.
+func (m *reqMemory) trim(now int64) {
 	for m.n > RequestMemory && (m.n > RequestMemoryMax || m.oldest().at < now-int64(RequestWindow)) {
 		m.forgetOldest()
-		forgot = true
 	}
-	return forgot
 }
 
 // beyond reports whether the memory holds more than its RequestMemory
