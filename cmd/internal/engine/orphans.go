@@ -8,7 +8,7 @@ package engine
 // with its instant and its place in the order of dooms (doomOrder), and
 // every node it owns reaches its session (node.own). From then on such a
 // node answers as ended, as a node beneath a subtree ending in steps does
-// (endingAs): describe gives it Cancelled at that instant for its owner's
+// (doomOf): describe gives it Cancelled at that instant for its owner's
 // end, and whatever an ended node refuses, it and every node beneath it
 // refuse. A node that already answered as ended when its owner's end came
 // (an ancestor ended or marked before) is left to the end that reaches it:
