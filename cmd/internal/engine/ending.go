@@ -47,24 +47,18 @@ func (n *node) endedAbove() bool {
 // ancestor has ended, or n or an ancestor is marked by its owner's end
 // (see orphans.go). A step will end it.
 func (n *node) doomed() bool {
-	st, _ := n.endingAs()
+	st, _, _, _ := n.doomOf()
 	return st != Active
 }
 
-// endingAs returns the state and the instant the step that ends the active
+// doomOf returns the state and the instant the step that ends the active
 // node n will give it, from the earliest doom over it in the order of dooms
-// (its own mark, an ancestor's mark, an ended ancestor); Active and 0 when
-// there is none. Of dooms in one place (one session's end marks a node and
-// its descendants), the farthest decides, as marking in id order did; of
-// those a restore brought, all in place 0, the nearest, since a restore
-// keeps a mark only where it decided.
-func (n *node) endingAs() (State, int64) {
-	st, at, _, _ := n.doomOf()
-	return st, at
-}
-
-// doomOf is endingAs with the doom's place in the order of dooms, and
-// reports whether the doom is n's own mark.
+// (its own mark, an ancestor's mark, an ended ancestor), with that doom's
+// place in the order, and reports whether the doom is n's own mark; Active
+// and 0 when there is none. Of dooms in one place (one session's end marks
+// a node and its descendants), the farthest decides, as marking in id
+// order did; of those a restore brought, all in place 0, the nearest,
+// since a restore keeps a mark only where it decided.
 func (n *node) doomOf() (State, int64, uint64, bool) {
 	st, at, own, first := State(Active), int64(0), false, uint64(0)
 	for a := n; a != nil; a = a.parent {

@@ -8,7 +8,7 @@ package engine
 // with its instant and its place in the order of dooms (doomOrder), and
 // every node it owns reaches its session (node.own). From then on such a
 // node answers as ended, as a node beneath a subtree ending in steps does
-// (endingAs): describe gives it Cancelled at that instant for its owner's
+// (doomOf): describe gives it Cancelled at that instant for its owner's
 // end, and whatever an ended node refuses, it and every node beneath it
 // refuse. A node that already answered as ended when its owner's end came
 // (an ancestor ended or marked before) is left to the end that reaches it:
@@ -88,20 +88,7 @@ func (e *Engine) orphanStepLocked(now int64) bool {
 	if len(e.orphaned) == 0 {
 		e.orphaned = nil
 	}
-	for left > 0 && len(e.ownerEnds) > 0 {
-		s := e.ownerEnds[0]
-		page, next := s.owned.page(s.after, left)
-		left -= max(len(page), 1)
-		for _, n := range page {
-			e.endOrphanLocked(n, now)
-		}
-		if s.after = next; next == 0 {
-			e.ownerEnds = e.ownerEnds[1:]
-		}
-	}
-	if len(e.ownerEnds) == 0 {
-		e.ownerEnds = nil
-	}
+	pageOwned(&e.ownerEnds, func(s *session) *ID { return &s.after }, &left, func(n *node) { e.endOrphanLocked(n, now) })
 	e.unlisted = dropEmptied(e.unlisted)
 	return len(e.orphaned)+len(e.ownerEnds) > 0
 }
@@ -149,19 +136,29 @@ func (e *Engine) trimOrphansLocked() {
 // sessions not listed yet, at most *left of them looked at, counted off
 // *left. It reports whether all are listed.
 func (e *Engine) listMarksLocked(left *int) bool {
-	for *left > 0 && len(e.unlisted) > 0 {
-		s := e.unlisted[0]
-		page, next := s.owned.page(s.listed, *left)
+	pageOwned(&e.unlisted, func(s *session) *ID { return &s.listed }, left, e.markNode)
+	return e.unlisted == nil
+}
+
+// pageOwned walks, in id order, the nodes of the sessions at the front of
+// *list from each session's cursor (the ID cursor returns) on, calling fn
+// on each; a session with none left counts as one. It stops once *left
+// are counted off, and takes a session off the list once its nodes are
+// walked; *list is nil when none remains.
+func pageOwned(list *[]*session, cursor func(*session) *ID, left *int, fn func(*node)) {
+	for *left > 0 && len(*list) > 0 {
+		s := (*list)[0]
+		at := cursor(s)
+		page, next := s.owned.page(*at, *left)
 		*left -= max(len(page), 1)
 		for _, n := range page {
-			e.markNode(n)
+			fn(n)
 		}
-		if s.listed = next; next == 0 {
-			e.unlisted = e.unlisted[1:]
+		if *at = next; next == 0 {
+			*list = (*list)[1:]
 		}
 	}
-	if len(e.unlisted) == 0 {
-		e.unlisted = nil
+	if len(*list) == 0 {
+		*list = nil
 	}
-	return e.unlisted == nil
 }

@@ -28,16 +28,12 @@ func TestRecordCutAfterASessionsEnd(t *testing.T) {
 	if cut == 0 || cut == len(f.rec.events) {
 		t.Fatalf("the close is event %d of %d; want it followed by the nodes' ends", cut, len(f.rec.events))
 	}
-	replayed := New(Options{Clock: f.clock, Sink: &recorder{}})
-	for _, ev := range f.rec.events[:cut] {
-		must(t, replayed.Replay(ev))
+	engines := loadedCut(t, f.clock, f.rec.events[:cut])
+	for _, e := range engines {
+		must(t, checkState(e))
 	}
-	must(t, checkState(replayed))
-	restored, err := Restore(Options{Clock: f.clock, Sink: &recorder{}}, replayed.Dump())
-	must(t, err)
-	must(t, checkState(restored))
 	closed := f.rec.events[cut-1].Time
-	for how, e := range map[string]*Engine{"replayed": replayed, "restored": restored} {
+	for how, e := range engines {
 		if inf, _, _, err := e.Describe(&Call{}, task, nil); err != nil || inf.State != Cancelled || !inf.OwnerEnded || inf.Ended != closed {
 			t.Fatalf("%s: the orphaned task: %+v, %v; want cancelled at %d for its owner's end", how, inf, err, closed)
 		}

@@ -146,16 +146,11 @@ func TestCloseSessionEndsItsNodesInSteps(t *testing.T) {
 	}
 	must(t, checkState(f.e))
 	for cut := from + 1; cut <= len(f.rec.events); cut++ {
-		replayed := New(Options{Clock: f.clock, Sink: &recorder{}})
-		for _, ev := range f.rec.events[:cut] {
-			must(t, replayed.Replay(ev))
-		}
-		if cut == len(f.rec.events) && len(replayed.orphaned)+len(replayed.ownerEnds)+len(replayed.unlisted) != 0 {
+		engines := loadedCut(t, f.clock, f.rec.events[:cut])
+		if replayed := engines["replayed"]; cut == len(f.rec.events) && len(replayed.orphaned)+len(replayed.ownerEnds)+len(replayed.unlisted) != 0 {
 			t.Fatalf("the whole record replayed leaves %d nodes or ended sessions queued for a step or a capture; want none", len(replayed.orphaned)+len(replayed.ownerEnds)+len(replayed.unlisted))
 		}
-		restored, err := Restore(Options{Clock: f.clock, Sink: &recorder{}}, replayed.Dump())
-		must(t, err)
-		for how, e := range map[string]*Engine{"replayed": replayed, "restored": restored} {
+		for how, e := range engines {
 			must(t, checkState(e))
 			if inf, _, _, err := e.Describe(&Call{}, w.owned[39], nil); err != nil || inf.State != Cancelled || !inf.OwnerEnded || inf.Ended != closed {
 				t.Fatalf("%s after event %d: the last owned node answers %+v, %v; want cancelled at %d for its owner's end", how, cut, inf, err, closed)

@@ -163,9 +163,9 @@ func (e *Engine) dropMemLocked(s *session) {
 }
 
 // memHeap holds the sessions whose memory goes beyond its most recent
-// RequestMemory ids, the one with the oldest id first (ties by session id,
-// so that every replica forgets in the same order). session.memAt is a
-// session's place in it plus one, 0 when it is not in it.
+// RequestMemory ids, the one with the oldest id first (ties by session id).
+// session.memAt is a session's place in it plus one, 0 when it is not in
+// it.
 type memHeap []*session
 
 func (h memHeap) Len() int { return len(h) }

@@ -1,7 +1,9 @@
 package engine
 
 import (
+	"errors"
 	"fmt"
+	"strings"
 	"testing"
 	"time"
 )
@@ -196,5 +198,52 @@ func TestRequestMemoryUpdatesInPlace(t *testing.T) {
 	}
 	if m.n != 3*memChunkMax {
 		t.Fatalf("the memory holds %d entries, want %d", m.n, 3*memChunkMax)
+	}
+}
+
+// TestRestoreRefusesABadRequestMemory damages one session's remembered ids
+// in a snapshot at a time: more than RequestMemoryMax of them, one id
+// twice, or times out of order. Each damaged snapshot is refused as
+// corrupt; the undamaged one restores.
+func TestRestoreRefusesABadRequestMemory(t *testing.T) {
+	w := newMemWorld(t)
+	for i := range 3 {
+		w.consume(w.a, fmt.Sprint("r", i))
+		w.f.clock.Advance(time.Second)
+	}
+	mem := func(st *Snapshot) *[]MemRec {
+		for i := range st.Sessions {
+			if st.Sessions[i].ID == w.a {
+				return &st.Sessions[i].Mem
+			}
+		}
+		t.Fatalf("session %d is not in the snapshot", w.a)
+		return nil
+	}
+	for _, tc := range []struct {
+		name   string
+		damage func(m *[]MemRec)
+		want   string
+	}{
+		{"none", func(*[]MemRec) {}, ""},
+		{"too many", func(m *[]MemRec) {
+			for i := len(*m); i <= RequestMemoryMax; i++ {
+				*m = append(*m, MemRec{Request: fmt.Sprint("x", i), At: (*m)[len(*m)-1].At})
+			}
+		}, "more than the 65536 a session keeps"},
+		{"an id twice", func(m *[]MemRec) { (*m)[2].Request = (*m)[0].Request }, "twice or out of time order"},
+		{"out of time order", func(m *[]MemRec) { (*m)[2].At = (*m)[1].At - 1 }, "twice or out of time order"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			st := w.f.e.Dump()
+			tc.damage(mem(st))
+			_, err := Restore(Options{Clock: w.f.clock}, st)
+			switch {
+			case tc.want == "" && err != nil:
+				t.Fatalf("the undamaged snapshot was refused: %v", err)
+			case tc.want != "" && (!errors.Is(err, ErrCorrupt) || !strings.Contains(err.Error(), tc.want)):
+				t.Fatalf("restore gave %v, want a corrupt record saying %q", err, tc.want)
+			}
+		})
 	}
 }

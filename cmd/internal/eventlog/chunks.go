@@ -55,9 +55,9 @@ type stager interface {
 	// publish makes the chunks of id the snapshot at seq, and deletes the
 	// older snapshots and their chunks; prune deletes the events it covers.
 	publish(ctx context.Context, seq uint64, time int64, id int64, chunks int) error
-	// drop runs the DELETE q in a transaction of its own and returns how
-	// many rows it deleted.
-	drop(ctx context.Context, q string, args ...any) (int64, error)
+	// drop deletes the oldest pruneStep of the events at or below seq in a
+	// transaction of its own and returns how many it deleted.
+	drop(ctx context.Context, seq uint64) (int64, error)
 }
 
 // streamSnapshot is StreamSnapshot for a SQL backend: chunks of ChunkSize
@@ -93,7 +93,7 @@ func streamSnapshot(ctx context.Context, l *ledger, st stager, seq uint64, time 
 // next prune deletes them.
 func prune(ctx context.Context, st stager, seq uint64) error {
 	for {
-		n, err := st.drop(ctx, sqlPrune, int64(seq), pruneStep)
+		n, err := st.drop(ctx, seq)
 		if err != nil {
 			return fmt.Errorf("delete the events the snapshot at %d covers: %w", seq, err)
 		}

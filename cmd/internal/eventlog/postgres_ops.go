@@ -81,9 +81,9 @@ func (st pgStager) stage(ctx context.Context, id int64, n int, data []byte) erro
 	})
 }
 
-func (st pgStager) drop(ctx context.Context, q string, args ...any) (n int64, err error) {
+func (st pgStager) drop(ctx context.Context, seq uint64) (n int64, err error) {
 	err = st.tx(ctx, func(tx pgx.Tx) error {
-		tag, err := tx.Exec(ctx, dollars(q), args...)
+		tag, err := tx.Exec(ctx, dollars(sqlPrune), int64(seq), pruneStep)
 		n = tag.RowsAffected()
 		return err
 	})

@@ -30,11 +30,11 @@ func (c *countingStager) publish(ctx context.Context, seq uint64, time int64, id
 	return err
 }
 
-func (c *countingStager) drop(ctx context.Context, q string, args ...any) (int64, error) {
+func (c *countingStager) drop(ctx context.Context, seq uint64) (int64, error) {
 	if c.failAt > 0 && len(c.drops)+1 >= c.failAt {
 		return 0, errors.New("the process stopped between two steps of the prune")
 	}
-	n, err := c.sqliteStager.drop(ctx, q, args...)
+	n, err := c.sqliteStager.drop(ctx, seq)
 	c.drops = append(c.drops, n)
 	return n, err
 }

@@ -117,8 +117,8 @@ func (st sqliteStager) stage(ctx context.Context, id int64, n int, data []byte) 
 	return err
 }
 
-func (st sqliteStager) drop(ctx context.Context, q string, args ...any) (int64, error) {
-	res, err := st.s.db.ExecContext(ctx, q, args...)
+func (st sqliteStager) drop(ctx context.Context, seq uint64) (int64, error) {
+	res, err := st.s.db.ExecContext(ctx, sqlPrune, int64(seq), pruneStep)
 	if err != nil {
 		return 0, err
 	}

@@ -40,19 +40,11 @@ func returns(f func()) bool {
 // caughtUp waits until the hub has applied event seq, or fails t.
 func caughtUp(t *testing.T, h *hub, seq uint64) {
 	t.Helper()
-	if !returns(func() {
-		for {
-			h.mu.Lock()
-			got := h.seq
-			h.mu.Unlock()
-			if got >= seq {
-				return
-			}
-			time.Sleep(time.Millisecond)
-		}
-	}) {
-		t.Fatalf("the hub did not reach event %d", seq)
-	}
+	eventually(t, fmt.Sprint("the hub to reach event ", seq), func() bool {
+		h.mu.Lock()
+		defer h.mu.Unlock()
+		return h.seq >= seq
+	})
 }
 
 // TestPublishLeavesTheHubsWorkToItsOwnGoroutine publishes while the hub
