@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"net"
 	"slices"
-	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -57,8 +56,7 @@ func (n *Node) Status() (Status, error) {
 		return Status{}, err
 	}
 	_, leader := n.raft.LeaderWithID()
-	commit, _ := strconv.ParseUint(n.raft.Stats()["commit_index"], 10, 64)
-	st := Status{ID: n.cfg.ID, State: n.raft.State(), Term: n.raft.CurrentTerm(), Leader: leader, Commit: commit}
+	st := Status{ID: n.cfg.ID, State: n.raft.State(), Term: n.raft.CurrentTerm(), Leader: leader, Commit: n.raft.CommitIndex()}
 	for _, s := range f.Configuration().Servers {
 		m := Member{ID: s.ID, Raft: s.Address, API: n.APIOf(s.ID), Suffrage: s.Suffrage, Leader: s.ID == leader, Self: s.ID == n.cfg.ID}
 		if m.Self {

@@ -318,6 +318,9 @@ func TestStatusDescribesEveryMember(t *testing.T) {
 	if st.ID != f.cfg.ID || st.State != raft.Follower || st.Leader != l.cfg.ID || st.Term == 0 || len(st.Members) != 3 {
 		t.Fatalf("a follower's status is %+v", st)
 	}
+	if st.Commit == 0 {
+		t.Errorf("a follower of a cluster that committed entries reports commit index 0: %+v", st)
+	}
 	for _, m := range st.Members {
 		if m.API != tc.api[m.ID] || m.Leader != (m.ID == l.cfg.ID) || m.Self != (m.ID == f.cfg.ID) || m.Suffrage != raft.Voter {
 			t.Errorf("member row %+v is wrong", m)
