@@ -241,10 +241,11 @@ func (n *Node) nextLeader(d time.Duration) raft.ServerID {
 }
 
 // changeError is what a membership change or a transfer that raft refused
-// returns.
+// returns: *ErrNotLeader when this member does not lead or is handing the
+// leadership over, else ErrUnknownOutcome. A command's failure
+// (applyFailed) ends here too.
 func (n *Node) changeError(err error) error {
-	switch {
-	case errors.Is(err, raft.ErrNotLeader), errors.Is(err, raft.ErrLeadershipTransferInProgress):
+	if errors.Is(err, raft.ErrNotLeader) || errors.Is(err, raft.ErrLeadershipTransferInProgress) {
 		return n.notLeader()
 	}
 	return fmt.Errorf("%w: %w", ErrUnknownOutcome, err)

@@ -283,13 +283,12 @@ func (n *Node) propose(entry func() []byte, entered func()) (raft.ApplyFuture, e
 	return f, nil
 }
 
-// applyFailed is what a call answers when raft failed its command with err.
+// applyFailed is what a call answers when raft failed its command with
+// err: a command raft had no room for is refused, to be retried; any
+// other failure is what a membership change answers (changeError).
 func (n *Node) applyFailed(err error) error {
-	switch {
-	case errors.Is(err, raft.ErrNotLeader), errors.Is(err, raft.ErrLeadershipTransferInProgress):
-		return n.notLeader()
-	case errors.Is(err, raft.ErrEnqueueTimeout):
+	if errors.Is(err, raft.ErrEnqueueTimeout) {
 		return fmt.Errorf("the cluster's leader is too busy to take the call; retry it: %w", err)
 	}
-	return fmt.Errorf("%w: %w", ErrUnknownOutcome, err)
+	return n.changeError(err)
 }
