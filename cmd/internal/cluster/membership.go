@@ -218,22 +218,17 @@ func (n *Node) TransferLeadership(id raft.ServerID) (raft.ServerID, error) {
 }
 
 // nextLeader waits up to d for this member to know a leader other than
-// itself, and returns it; "" if none came.
+// itself, and returns it; "" if none came. It looks again at each change
+// the member's watch signals (leading).
 func (n *Node) nextLeader(d time.Duration) raft.ServerID {
-	ch := make(chan raft.Observation, 1)
-	o := raft.NewObserver(ch, false, func(o *raft.Observation) bool {
-		_, ok := o.Data.(raft.LeaderObservation)
-		return ok
-	})
-	n.raft.RegisterObserver(o)
-	defer n.raft.DeregisterObserver(o)
 	timeout := time.After(d)
 	for {
+		changed := n.leading.next()
 		if _, id := n.raft.LeaderWithID(); id != "" && id != n.cfg.ID {
 			return id
 		}
 		select {
-		case <-ch:
+		case <-changed:
 		case <-timeout:
 			return ""
 		}
