@@ -107,15 +107,16 @@ func (n *Node) AddVoter(id raft.ServerID, addr raft.ServerAddress, api string) (
 		return 0, err
 	}
 	for _, s := range conf.Servers {
-		same := s.ID == id && s.Address == addr && n.APIOf(s.ID) == api
+		sAPI := n.APIOf(s.ID)
+		same := s.ID == id && s.Address == addr && sAPI == api
 		switch {
 		case same && s.Suffrage == raft.Voter:
 			return 0, nil
 		case s.ID == id && !same:
-			return 0, refuseMember("Member %s is already in the cluster, at raft address %s and API address %q: remove it first to add it with other addresses.", id, s.Address, n.APIOf(s.ID))
+			return 0, refuseMember("Member %s is already in the cluster, at raft address %s and API address %q: remove it first to add it with other addresses.", id, s.Address, sAPI)
 		case s.Address == addr && s.ID != id:
 			return 0, refuseMember("Raft address %s is already used by member %s: every member needs its own address.", addr, s.ID)
-		case n.APIOf(s.ID) == api && s.ID != id:
+		case sAPI == api && s.ID != id:
 			return 0, refuseMember("API address %s is already used by member %s: every member needs its own address.", api, s.ID)
 		}
 	}
