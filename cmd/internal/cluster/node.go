@@ -233,14 +233,12 @@ func (n *Node) apply(c *engine.Call, cmd *Command) (*Result, uint64, error) {
 		if err := n.graceOnce(); err != nil {
 			return applied{}, err
 		}
-		var a applied
-		var err error
+		put := n.submit
 		if batchable(cmd.Op) {
-			a.r, a.index, err = n.join(c, cmd)
-		} else {
-			a.r, a.index, err = n.submit(c, cmd)
+			put = n.join
 		}
-		return a, err
+		r, index, err := put(c, cmd)
+		return applied{r, index}, err
 	})
 	return a.r, a.index, err
 }
