@@ -253,11 +253,16 @@ func (n *Node) submit(c *engine.Call, cmd *Command) (*Result, uint64, error) {
 	if err != nil {
 		return nil, 0, err
 	}
-	r := f.Response().(*Result)
+	return answer(c, f.Response().(*Result), f.Index())
+}
+
+// answer gives the engine's sequence number of r to the call c, if any,
+// and returns r, the log index it applied at and its error.
+func answer(c *engine.Call, r *Result, index uint64) (*Result, uint64, error) {
 	if c != nil {
 		c.Seq = r.Seq
 	}
-	return r, f.Index(), r.Err
+	return r, index, r.Err
 }
 
 // propose puts entry() in raft's queue and waits for raft's answer, as
