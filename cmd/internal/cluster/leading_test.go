@@ -13,11 +13,11 @@ import (
 
 // TestFollowerHoldsCallsUntilANewLeader crashes the leader and calls a
 // follower once it has not heard from the leader for a quarter of a
-// heartbeat timeout, before it times out and starts an election: the call must be
-// held until the survivors elect a leader, and then taken (the follower
-// won) or refused naming the new leader; never refused naming the dead
-// leader, or none. AwaitLeader, which governord's gate uses, must answer
-// the same.
+// heartbeat timeout, before it times out and starts an election: the call
+// must be held until the survivors elect a leader, and then taken (the
+// follower won) or refused naming the new leader; never refused naming
+// the dead leader, or none. AwaitLeader, which governord's gate uses, must
+// answer the same.
 func TestFollowerHoldsCallsUntilANewLeader(t *testing.T) {
 	tc := newCluster(t, 3, func(c *Config) { c.LeaderWait = 30 * time.Second })
 	l, li := tc.leaderIndex()
