@@ -58,11 +58,7 @@ func (n *Node) join(c *engine.Call, cmd *Command) (*Result, uint64, error) {
 	if b.err != nil {
 		return nil, 0, b.err
 	}
-	r := b.results[i]
-	if c != nil {
-		c.Seq = r.Seq
-	}
-	return r, b.index, r.Err
+	return answer(c, b.results[i], b.index)
 }
 
 // send stamps b's commands with the leader's time, puts them in raft's

@@ -131,8 +131,9 @@ func cpuTime(b *testing.B) time.Duration {
 	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
 
-// failoverRaftConfig is governord's raft config (DefaultRaftConfig) with the heartbeat and
-// election timeouts of 300 ms the failover targets are set for.
+// failoverRaftConfig is governord's raft config (DefaultRaftConfig) with
+// the heartbeat and election timeouts of 300 ms the failover targets are
+// set for.
 func failoverRaftConfig() *raft.Config {
 	rc := DefaultRaftConfig()
 	rc.HeartbeatTimeout = 300 * time.Millisecond

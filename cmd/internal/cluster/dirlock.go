@@ -3,7 +3,6 @@ package cluster
 import (
 	"errors"
 	"fmt"
-	"io"
 	"os"
 	"path/filepath"
 	"syscall"
@@ -32,15 +31,4 @@ func lockDir(dir string) (*os.File, error) {
 		return nil, fmt.Errorf("the cluster data directory %s is held by another member, in this process or another one: stop that member first, or give each member its own data directory", dir)
 	}
 	return nil, fmt.Errorf("lock the cluster data directory %s: %w", dir, err)
-}
-
-// diskStores closes a member's log and stable store, then gives up its
-// data directory's lock.
-type diskStores struct {
-	log  io.Closer
-	lock *os.File
-}
-
-func (d diskStores) Close() error {
-	return errors.Join(d.log.Close(), d.lock.Close())
 }

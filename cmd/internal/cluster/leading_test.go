@@ -13,11 +13,11 @@ import (
 
 // TestFollowerHoldsCallsUntilANewLeader crashes the leader and calls a
 // follower once it has not heard from the leader for a quarter of a
-// heartbeat timeout, before it times out and starts an election: the call must be
-// held until the survivors elect a leader, and then taken (the follower
-// won) or refused naming the new leader; never refused naming the dead
-// leader, or none. AwaitLeader, which governord's gate uses, must answer
-// the same.
+// heartbeat timeout, before it times out and starts an election: the call
+// must be held until the survivors elect a leader, and then taken (the
+// follower won) or refused naming the new leader; never refused naming
+// the dead leader, or none. AwaitLeader, which governord's gate uses, must
+// answer the same.
 func TestFollowerHoldsCallsUntilANewLeader(t *testing.T) {
 	tc := newCluster(t, 3, func(c *Config) { c.LeaderWait = 30 * time.Second })
 	l, li := tc.leaderIndex()
@@ -56,5 +56,31 @@ func TestTransferLeadershipRefusesBadTargets(t *testing.T) {
 	var nl *ErrNotLeader
 	if _, err := tc.follower().TransferLeadership(""); !errors.As(err, &nl) {
 		t.Fatalf("a transfer started on a follower: %v, want ErrNotLeader", err)
+	}
+}
+
+// TestAwaitLeaderEndsWithItsContext asks a member that was never added to
+// a cluster, so it knows no leader and never will, to wait for one with a
+// LeaderWait of an hour: a canceled context must end the wait at once,
+// with *ErrNotLeader naming no leader.
+func TestAwaitLeaderEndsWithItsContext(t *testing.T) {
+	_, tr := raft.NewInmemTransport("")
+	n, err := Open(Config{ID: "alone", Transport: tr, Raft: testRaftConfig(), LeaderWait: time.Hour})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = n.Shutdown() }()
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	done := make(chan error, 1)
+	go func() { done <- n.AwaitLeader(ctx) }()
+	select {
+	case err := <-done:
+		var nl *ErrNotLeader
+		if !errors.As(err, &nl) || nl.Leader != "" {
+			t.Fatalf("AwaitLeader with a canceled context answered %v, want *ErrNotLeader naming no leader", err)
+		}
+	case <-time.After(30 * time.Second): // a bound for a broken wait, not a measurement
+		t.Fatal("AwaitLeader kept waiting for a leader after its context was canceled")
 	}
 }

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"net"
 	"slices"
-	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -57,8 +56,7 @@ func (n *Node) Status() (Status, error) {
 		return Status{}, err
 	}
 	_, leader := n.raft.LeaderWithID()
-	commit, _ := strconv.ParseUint(n.raft.Stats()["commit_index"], 10, 64)
-	st := Status{ID: n.cfg.ID, State: n.raft.State(), Term: n.raft.CurrentTerm(), Leader: leader, Commit: commit}
+	st := Status{ID: n.cfg.ID, State: n.raft.State(), Term: n.raft.CurrentTerm(), Leader: leader, Commit: n.raft.CommitIndex()}
 	for _, s := range f.Configuration().Servers {
 		m := Member{ID: s.ID, Raft: s.Address, API: n.APIOf(s.ID), Suffrage: s.Suffrage, Leader: s.ID == leader, Self: s.ID == n.cfg.ID}
 		if m.Self {
@@ -109,15 +107,16 @@ func (n *Node) AddVoter(id raft.ServerID, addr raft.ServerAddress, api string) (
 		return 0, err
 	}
 	for _, s := range conf.Servers {
-		same := s.ID == id && s.Address == addr && n.APIOf(s.ID) == api
+		sAPI := n.APIOf(s.ID)
+		same := s.ID == id && s.Address == addr && sAPI == api
 		switch {
 		case same && s.Suffrage == raft.Voter:
 			return 0, nil
 		case s.ID == id && !same:
-			return 0, refuseMember("Member %s is already in the cluster, at raft address %s and API address %q: remove it first to add it with other addresses.", id, s.Address, n.APIOf(s.ID))
+			return 0, refuseMember("Member %s is already in the cluster, at raft address %s and API address %q: remove it first to add it with other addresses.", id, s.Address, sAPI)
 		case s.Address == addr && s.ID != id:
 			return 0, refuseMember("Raft address %s is already used by member %s: every member needs its own address.", addr, s.ID)
-		case n.APIOf(s.ID) == api && s.ID != id:
+		case sAPI == api && s.ID != id:
 			return 0, refuseMember("API address %s is already used by member %s: every member needs its own address.", api, s.ID)
 		}
 	}
@@ -220,22 +219,17 @@ func (n *Node) TransferLeadership(id raft.ServerID) (raft.ServerID, error) {
 }
 
 // nextLeader waits up to d for this member to know a leader other than
-// itself, and returns it; "" if none came.
+// itself, and returns it; "" if none came. It looks again at each change
+// the member's watch signals (leading).
 func (n *Node) nextLeader(d time.Duration) raft.ServerID {
-	ch := make(chan raft.Observation, 1)
-	o := raft.NewObserver(ch, false, func(o *raft.Observation) bool {
-		_, ok := o.Data.(raft.LeaderObservation)
-		return ok
-	})
-	n.raft.RegisterObserver(o)
-	defer n.raft.DeregisterObserver(o)
 	timeout := time.After(d)
 	for {
+		changed := n.leading.next()
 		if _, id := n.raft.LeaderWithID(); id != "" && id != n.cfg.ID {
 			return id
 		}
 		select {
-		case <-ch:
+		case <-changed:
 		case <-timeout:
 			return ""
 		}
@@ -243,10 +237,11 @@ func (n *Node) nextLeader(d time.Duration) raft.ServerID {
 }
 
 // changeError is what a membership change or a transfer that raft refused
-// returns.
+// returns: *ErrNotLeader when this member does not lead or is handing the
+// leadership over, else ErrUnknownOutcome. A command's failure
+// (applyFailed) ends here too.
 func (n *Node) changeError(err error) error {
-	switch {
-	case errors.Is(err, raft.ErrNotLeader), errors.Is(err, raft.ErrLeadershipTransferInProgress):
+	if errors.Is(err, raft.ErrNotLeader) || errors.Is(err, raft.ErrLeadershipTransferInProgress) {
 		return n.notLeader()
 	}
 	return fmt.Errorf("%w: %w", ErrUnknownOutcome, err)

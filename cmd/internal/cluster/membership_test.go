@@ -318,6 +318,9 @@ func TestStatusDescribesEveryMember(t *testing.T) {
 	if st.ID != f.cfg.ID || st.State != raft.Follower || st.Leader != l.cfg.ID || st.Term == 0 || len(st.Members) != 3 {
 		t.Fatalf("a follower's status is %+v", st)
 	}
+	if st.Commit == 0 {
+		t.Errorf("a follower of a cluster that committed entries reports commit index 0: %+v", st)
+	}
 	for _, m := range st.Members {
 		if m.API != tc.api[m.ID] || m.Leader != (m.ID == l.cfg.ID) || m.Self != (m.ID == f.cfg.ID) || m.Suffrage != raft.Voter {
 			t.Errorf("member row %+v is wrong", m)
@@ -369,5 +372,24 @@ func TestConcurrentAddsAreCheckedOneByOne(t *testing.T) {
 	}
 	if refused != 1 {
 		t.Fatalf("%d of two adds with the same API address were refused, want 1: %s", refused, configuration(t, l))
+	}
+}
+
+// TestAddVoterAgainChangesNothing adds a member twice with the same
+// addresses: the second call succeeds at once, with no configuration
+// change (index 0), and the configuration stays as it was.
+func TestAddVoterAgainChangesNothing(t *testing.T) {
+	tc := newCluster(t, 3, nil)
+	n3, addr := tc.joinAlone("127.0.0.1:7997")
+	l := tc.leader()
+	if _, err := l.AddVoter(n3.cfg.ID, addr, "127.0.0.1:7997"); err != nil {
+		t.Fatal(err)
+	}
+	before := configuration(t, l)
+	if at, err := l.AddVoter(n3.cfg.ID, addr, "127.0.0.1:7997"); at != 0 || err != nil {
+		t.Fatalf("adding member %s again answered index %d and %v, want 0 and nil", n3.cfg.ID, at, err)
+	}
+	if got := configuration(t, l); got != before {
+		t.Fatalf("adding a member again changed the configuration from %s to %s", before, got)
 	}
 }

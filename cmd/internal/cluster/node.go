@@ -233,14 +233,12 @@ func (n *Node) apply(c *engine.Call, cmd *Command) (*Result, uint64, error) {
 		if err := n.graceOnce(); err != nil {
 			return applied{}, err
 		}
-		var a applied
-		var err error
+		put := n.submit
 		if batchable(cmd.Op) {
-			a.r, a.index, err = n.join(c, cmd)
-		} else {
-			a.r, a.index, err = n.submit(c, cmd)
+			put = n.join
 		}
-		return a, err
+		r, index, err := put(c, cmd)
+		return applied{r, index}, err
 	})
 	return a.r, a.index, err
 }
@@ -255,11 +253,16 @@ func (n *Node) submit(c *engine.Call, cmd *Command) (*Result, uint64, error) {
 	if err != nil {
 		return nil, 0, err
 	}
-	r := f.Response().(*Result)
+	return answer(c, f.Response().(*Result), f.Index())
+}
+
+// answer gives the engine's sequence number of r to the call c, if any,
+// and returns r, the log index it applied at and its error.
+func answer(c *engine.Call, r *Result, index uint64) (*Result, uint64, error) {
 	if c != nil {
 		c.Seq = r.Seq
 	}
-	return r, f.Index(), r.Err
+	return r, index, r.Err
 }
 
 // propose puts entry() in raft's queue and waits for raft's answer, as
@@ -283,13 +286,12 @@ func (n *Node) propose(entry func() []byte, entered func()) (raft.ApplyFuture, e
 	return f, nil
 }
 
-// applyFailed is what a call answers when raft failed its command with err.
+// applyFailed is what a call answers when raft failed its command with
+// err: a command raft had no room for is refused, to be retried; any
+// other failure is what a membership change answers (changeError).
 func (n *Node) applyFailed(err error) error {
-	switch {
-	case errors.Is(err, raft.ErrNotLeader), errors.Is(err, raft.ErrLeadershipTransferInProgress):
-		return n.notLeader()
-	case errors.Is(err, raft.ErrEnqueueTimeout):
+	if errors.Is(err, raft.ErrEnqueueTimeout) {
 		return fmt.Errorf("the cluster's leader is too busy to take the call; retry it: %w", err)
 	}
-	return fmt.Errorf("%w: %w", ErrUnknownOutcome, err)
+	return n.changeError(err)
 }

@@ -48,15 +48,15 @@ func readRecovery(dir string, self raft.ServerID) (raft.Configuration, bool, err
 		return raft.Configuration{}, false, fmt.Errorf("%s: %w; it must be {\"members\": [{\"id\": ..., \"raft\": \"host:port\"}, ...]}", path, err)
 	}
 	var conf raft.Configuration
-	seen := map[string]bool{}
+	ids, addrs := map[string]bool{}, map[string]bool{}
 	for i, m := range r.Members {
-		if m.ID == "" || m.Raft == "" || seen["id "+m.ID] || seen["raft "+m.Raft] {
+		if m.ID == "" || m.Raft == "" || ids[m.ID] || addrs[m.Raft] {
 			return conf, false, fmt.Errorf("%s: member %d needs an id and a raft address that no other member has; got id %q, raft %q", path, i+1, m.ID, m.Raft)
 		}
-		seen["id "+m.ID], seen["raft "+m.Raft] = true, true
+		ids[m.ID], addrs[m.Raft] = true, true
 		conf.Servers = append(conf.Servers, raft.Server{Suffrage: raft.Voter, ID: raft.ServerID(m.ID), Address: raft.ServerAddress(m.Raft)})
 	}
-	if !seen["id "+string(self)] {
+	if !ids[string(self)] {
 		return conf, false, fmt.Errorf("%s does not list this member, %s: list it among the members", path, self)
 	}
 	return conf, true, nil

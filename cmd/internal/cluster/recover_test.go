@@ -84,10 +84,11 @@ func TestRecoveryAfterQuorumLoss(t *testing.T) {
 
 func TestRecoveryFileMistakesAreRefused(t *testing.T) {
 	for name, c := range map[string]struct{ body, want string }{
-		"not json":      {`members: a`, "must be"},
-		"not this one":  {`{"members": [{"id": "other", "raft": "10.0.0.1:7610"}]}`, "does not list this member"},
-		"no address":    {`{"members": [{"id": "solo"}]}`, "needs an id and a raft address"},
-		"duplicate ids": {`{"members": [{"id": "solo", "raft": "10.0.0.1:7610"}, {"id": "solo", "raft": "10.0.0.2:7610"}]}`, "needs an id and a raft address"},
+		"not json":       {`members: a`, "must be"},
+		"not this one":   {`{"members": [{"id": "other", "raft": "10.0.0.1:7610"}]}`, "does not list this member"},
+		"no address":     {`{"members": [{"id": "solo"}]}`, "needs an id and a raft address"},
+		"duplicate ids":  {`{"members": [{"id": "solo", "raft": "10.0.0.1:7610"}, {"id": "solo", "raft": "10.0.0.2:7610"}]}`, "needs an id and a raft address"},
+		"duplicate raft": {`{"members": [{"id": "solo", "raft": "10.0.0.1:7610"}, {"id": "two", "raft": "10.0.0.1:7610"}]}`, "needs an id and a raft address"},
 	} {
 		dir := t.TempDir()
 		writeRecovery(t, dir, c.body)

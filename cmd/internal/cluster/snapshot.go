@@ -16,9 +16,10 @@ import (
 // snapshot is what FSM.Snapshot copied on the FSM goroutine: the image,
 // brought up to date with the engine's changes since the previous snapshot,
 // and what the engine's record leaves out (the last command's time, when
-// sessions lapse, the members' API addresses). Persist encodes and writes it on raft's snapshot
-// goroutine, outside the engine lock. raft takes one snapshot at a time, so
-// the image is not folded again before Persist is done with it.
+// sessions lapse, the members' API addresses). Persist encodes and writes
+// it on raft's snapshot goroutine, outside the engine lock. raft takes one
+// snapshot at a time, so the image is not folded again before Persist is
+// done with it.
 type snapshot struct {
 	image    *engine.Image
 	last     int64

@@ -67,6 +67,17 @@ func openDiskStores(dir string, logger hclog.Logger) (raft.LogStore, *wal.WAL, r
 	return logs, w, snaps, nil
 }
 
+// diskStores closes a member's log and stable store, then gives up its
+// data directory's lock.
+type diskStores struct {
+	log  io.Closer
+	lock *os.File
+}
+
+func (d diskStores) Close() error {
+	return errors.Join(d.log.Close(), d.lock.Close())
+}
+
 // refuseBoltLog fails when dir holds raft.db, the log of a member from
 // before the log moved to raft-wal: this member would start with an empty
 // log and vote and accept entries as if it had never been one.
