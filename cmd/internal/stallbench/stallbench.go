@@ -25,6 +25,9 @@ type Windows struct {
 	cpu   *os.File // the CPU profile of the busy window under way, if any
 	trace *os.File // the execution trace of the busy window under way, if any
 	gcAt  uint64   // gcCycles at the start of the busy window under way
+	// open reports whether a probe scheduled before the instant given has
+	// not answered yet; nil outside Run.
+	open func(time.Time) bool
 }
 
 // window is a span of the loop: resting or busy.
@@ -38,7 +41,19 @@ type window struct {
 func (w *Windows) Rest(d time.Duration) {
 	from, at := time.Now(), gcCycles()
 	time.Sleep(d)
-	w.list = append(w.list, window{from: from, to: time.Now(), gcs: gcCycles() - at})
+	w.end(window{from: from, to: time.Now(), gcs: gcCycles() - at})
+}
+
+// end adds x to the list and returns once every probe scheduled before x
+// ended has answered, so that what the loop does next cannot delay a probe
+// counted in x: a probe scheduled in the last millisecond of a busy window
+// would otherwise wait behind the next loop's setting of the stage, which
+// is neither window's work.
+func (w *Windows) end(x window) {
+	w.list = append(w.list, x)
+	for w.open != nil && w.open(x.to) {
+		time.Sleep(time.Millisecond)
+	}
 }
 
 // gcCycles is how many garbage collection cycles the process has completed.
@@ -75,7 +90,7 @@ func (w *Windows) Settle(d time.Duration) {
 // ends what Begin started recording.
 func (w *Windows) Busy(from time.Time) {
 	w.stopProfiles()
-	w.list = append(w.list, window{from: from, to: time.Now(), busy: true, gcs: gcCycles() - w.gcAt})
+	w.end(window{from: from, to: time.Now(), busy: true, gcs: gcCycles() - w.gcAt})
 }
 
 // sample is one probe: its scheduled instant and its latency from then.
@@ -96,7 +111,23 @@ type sample struct {
 // fails the benchmark.
 func Run(b *testing.B, period time.Duration, loop func(w *Windows, n int), probe func() error) {
 	b.Helper()
-	w := &Windows{}
+	var (
+		probes  sync.WaitGroup
+		mu      sync.Mutex // guards samples, failed and running
+		samples []sample
+		failed  error
+		running = map[int]time.Time{} // the scheduled instants of the probes under way, by number
+	)
+	w := &Windows{open: func(before time.Time) bool {
+		mu.Lock()
+		defer mu.Unlock()
+		for _, at := range running {
+			if at.Before(before) {
+				return true
+			}
+		}
+		return false
+	}}
 	finished := make(chan struct{})
 	go func() {
 		defer close(finished)
@@ -104,12 +135,6 @@ func Run(b *testing.B, period time.Duration, loop func(w *Windows, n int), probe
 			loop(w, n)
 		}
 	}()
-	var (
-		probes  sync.WaitGroup
-		mu      sync.Mutex // guards samples and failed
-		samples []sample
-		failed  error
-	)
 	start := time.Now()
 	for i := 0; ; i++ {
 		select {
@@ -133,11 +158,15 @@ func Run(b *testing.B, period time.Duration, loop func(w *Windows, n int), probe
 		if d := time.Until(at); d > 0 {
 			time.Sleep(d)
 		}
+		mu.Lock()
+		running[i] = at
+		mu.Unlock()
 		probes.Go(func() {
 			err := probe()
 			lat := time.Since(at)
 			mu.Lock()
 			defer mu.Unlock()
+			delete(running, i)
 			samples = append(samples, sample{at: at, lat: lat})
 			if err != nil && failed == nil {
 				failed = err

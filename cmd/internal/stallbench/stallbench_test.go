@@ -2,6 +2,7 @@ package stallbench
 
 import (
 	"runtime"
+	"sync"
 	"testing"
 	"time"
 )
@@ -66,5 +67,35 @@ func TestGCsPerWindowIsTheMeanOfAKind(t *testing.T) {
 	}
 	if n := gcsPerWindow(nil, true); n != 0 {
 		t.Errorf("no window: %v, want 0", n)
+	}
+}
+
+// TestWindowEndsOnceItsProbesAnswered checks that a window is closed only
+// when every probe scheduled in it has answered, and that a probe
+// scheduled after it does not hold it open.
+func TestWindowEndsOnceItsProbesAnswered(t *testing.T) {
+	var (
+		mu       sync.Mutex
+		answered bool
+	)
+	inWindow := time.Now()
+	afterIt := inWindow.Add(time.Hour) // scheduled after the window, never answers
+	w := &Windows{open: func(before time.Time) bool {
+		mu.Lock()
+		defer mu.Unlock()
+		return !answered && inWindow.Before(before) || afterIt.Before(before)
+	}}
+	go func() {
+		time.Sleep(20 * time.Millisecond)
+		mu.Lock()
+		defer mu.Unlock()
+		answered = true
+	}()
+	from := w.Begin()
+	w.Busy(from)
+	mu.Lock()
+	defer mu.Unlock()
+	if !answered {
+		t.Fatal("the busy window closed before the probe scheduled in it answered")
 	}
 }
