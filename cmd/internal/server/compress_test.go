@@ -1,6 +1,8 @@
 package server
 
 import (
+	"bytes"
+	"compress/gzip"
 	"context"
 	"fmt"
 	"io"
@@ -15,7 +17,8 @@ import (
 
 // TestSmallAnswersAreNotCompressed: a client that accepts gzip gets a short
 // answer as it is (compressing it costs more than it saves) and a long one
-// compressed.
+// compressed at the fastest level, which gzip's header says in its tenth
+// byte (XFL 4), so that no answer holds a processor long compressing.
 func TestSmallAnswersAreNotCompressed(t *testing.T) {
 	e := newEnv(t, "")
 	quotas := map[string]int64{}
@@ -54,6 +57,19 @@ func TestSmallAnswersAreNotCompressed(t *testing.T) {
 			}
 			if got := resp.Header.Get("Content-Encoding"); got != tc.encoding {
 				t.Fatalf("Content-Encoding %q for %d bytes, want %q", got, len(body), tc.encoding)
+			}
+			if tc.encoding != "gzip" {
+				return
+			}
+			if len(body) < 10 || body[8] != 4 {
+				t.Fatalf("gzip header % x: want XFL 4, the fastest level", body[:min(len(body), 10)])
+			}
+			zr, err := gzip.NewReader(bytes.NewReader(body))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if plain, err := io.ReadAll(zr); err != nil || !bytes.Contains(plain, []byte("resource-with-a-long-name-39")) {
+				t.Fatalf("the answer does not decompress to the node: %v", err)
 			}
 		})
 	}

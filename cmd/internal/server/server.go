@@ -1,8 +1,10 @@
 package server
 
 import (
+	"compress/gzip"
 	"context"
 	"fmt"
+	"io"
 	"log/slog"
 	"net/http"
 	"sync"
@@ -94,6 +96,21 @@ const maxMessageBytes = 1 << 20
 // consume); longer answers are still compressed.
 const compressMinBytes = 1024
 
+// newGzipReader and newFastGzipWriter are gzip for connect, answers
+// compressed at the fastest level: a page of 1,000 children took 2.3 ms of
+// uninterrupted CPU at the default level, most of it compressing, and
+// whatever waited for that processor (another tenant's call among them)
+// waited that long.
+func newGzipReader() connect.Decompressor { return &gzip.Reader{} }
+
+func newFastGzipWriter() connect.Compressor {
+	w, err := gzip.NewWriterLevel(io.Discard, gzip.BestSpeed)
+	if err != nil {
+		panic(err) // BestSpeed is a valid level
+	}
+	return w
+}
+
 // New returns a server for opts.Store. The daemon wires the store's
 // Committed callback to Publish; WatchNode streams depend on it. A cluster
 // member's backend (Replicated) feeds them itself.
@@ -150,7 +167,8 @@ func (b TTLBounds) withDefaults() (TTLBounds, error) {
 
 func (s *Server) routes() http.Handler {
 	mux := http.NewServeMux()
-	opts := []connect.HandlerOption{connect.WithReadMaxBytes(maxMessageBytes), connect.WithCompressMinBytes(compressMinBytes)}
+	opts := []connect.HandlerOption{connect.WithReadMaxBytes(maxMessageBytes), connect.WithCompressMinBytes(compressMinBytes),
+		connect.WithCompression("gzip", newGzipReader, newFastGzipWriter)}
 	own := append(append(opts[:len(opts):len(opts)], strictJSONCodecs...), connect.WithInterceptors(s.interceptors()...))
 	mux.Handle(governorv1connect.NewGovernorServiceHandler(s, own...))
 	mux.Handle(grpchealth.NewHandler(health{s}, opts...))
