@@ -2,7 +2,6 @@ package engine
 
 import (
 	"cmp"
-	"runtime"
 	"slices"
 )
 
@@ -236,7 +235,7 @@ func (e *Engine) finishEnds(c *Call) int { return e.steps(c, e.stepLocked) }
 // next step does); c.Seq ends at the last. It returns how many events the
 // steps emitted.
 func (e *Engine) steps(c *Call, step func(now int64) bool) int {
-	events := 0
+	events, pace := 0, e.pacer()
 	for {
 		e.mu.Lock()
 		now := e.nowLocked()
@@ -248,6 +247,6 @@ func (e *Engine) steps(c *Call, step func(now int64) bool) int {
 		if !more {
 			return events
 		}
-		runtime.Gosched()
+		pace.between()
 	}
 }

@@ -9,6 +9,7 @@ import (
 type Engine struct {
 	clock Clock
 	sink  Sink
+	wall  wallClock // what long tasks pace themselves by
 
 	freeMu sync.Mutex // guards free, so Recycle never waits on mu
 	free   []*Event   // events given back by Recycle, for reuse
@@ -81,6 +82,7 @@ func newEngine(opts Options) *Engine {
 		opts.Sink = discard{}
 	}
 	return &Engine{
+		wall:     machineTime,
 		clock:    opts.Clock,
 		sink:     opts.Sink,
 		nodes:    make(map[ID]*node),

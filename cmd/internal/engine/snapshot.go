@@ -1,7 +1,5 @@
 package engine
 
-import "runtime"
-
 // dirtySet lists what changed since the last capture. An id may appear more
 // than once; a capture looks each one up once.
 type dirtySet struct {
@@ -65,9 +63,9 @@ const defaultCaptureChunk = 64
 // previous part is in no image and is left out: under churn most lease ids
 // are such.
 func (e *Engine) Capture() *Delta {
-	first := e.capturePart()
+	first, pace := e.capturePart(), e.pacer()
 	for d := first; !d.whole; d = d.then {
-		runtime.Gosched() // a call waiting for the lock takes it before the next part does
+		pace.between() // a call waiting for the lock takes it before the next part does
 		d.then = e.capturePart()
 	}
 	return first

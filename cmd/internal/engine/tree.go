@@ -1,7 +1,5 @@
 package engine
 
-import "runtime"
-
 // NodeInfo describes a node as it is now.
 type NodeInfo struct {
 	ID       ID
@@ -361,8 +359,8 @@ func (e *Engine) Describe(c *Call, id ID, page *Page) (NodeInfo, []NodeInfo, ID,
 		copy(kids, d.kids)
 		d.kids = kids
 	}
-	for d.next != 0 && len(d.kids) < size {
-		runtime.Gosched() // a call waiting for the lock takes it before the next chunk does
+	for pace := e.pacer(); d.next != 0 && len(d.kids) < size; {
+		pace.between() // a call waiting for the lock takes it before the next chunk does
 		if e.describeStep(c, id, size, &d) != nil {
 			break
 		}

@@ -105,9 +105,10 @@ type sample struct {
 // delays no other, as callers that do not wait for each other), and
 // reports the p99 latency of the probes scheduled in quiet windows
 // (quiet-p99-µs), in busy windows (busy-p99-µs) and their ratio
-// (busy/quiet), and the mean number of garbage collection cycles completed
-// in a window of each kind (quiet-gcs, busy-gcs): a probe waits for a
-// processor while the collector's worker holds one. A probe that fails
+// (busy/quiet), the mean number of garbage collection cycles completed in
+// a window of each kind (quiet-gcs, busy-gcs: a probe waits for a processor
+// while the collector's worker holds one), and the mean length of a busy
+// window (busy-ms: how long the loop's busy work took). A probe that fails
 // fails the benchmark.
 func Run(b *testing.B, period time.Duration, loop func(w *Windows, n int), probe func() error) {
 	b.Helper()
@@ -151,6 +152,7 @@ func Run(b *testing.B, period time.Duration, loop func(w *Windows, n int), probe
 			b.ReportMetric(float64(bp)/float64(qp), "busy/quiet")
 			b.ReportMetric(gcsPerWindow(w.list, false), "quiet-gcs")
 			b.ReportMetric(gcsPerWindow(w.list, true), "busy-gcs")
+			b.ReportMetric(float64(busyTime(w.list).Microseconds())/1000, "busy-ms")
 			return
 		default:
 		}
@@ -173,6 +175,20 @@ func Run(b *testing.B, period time.Duration, loop func(w *Windows, n int), probe
 			}
 		})
 	}
+}
+
+// busyTime is the mean length of the busy windows; 0 for none.
+func busyTime(windows []window) time.Duration {
+	var n, sum time.Duration
+	for _, x := range windows {
+		if x.busy {
+			n, sum = n+1, sum+x.to.Sub(x.from)
+		}
+	}
+	if n == 0 {
+		return 0
+	}
+	return sum / n
 }
 
 // split sorts the latencies of the samples scheduled in a window by the

@@ -99,3 +99,20 @@ func TestWindowEndsOnceItsProbesAnswered(t *testing.T) {
 		t.Fatal("the busy window closed before the probe scheduled in it answered")
 	}
 }
+
+func TestBusyTimeIsTheMeanOfTheBusyWindows(t *testing.T) {
+	t0 := time.Unix(0, 0)
+	at := func(ms int) time.Time { return t0.Add(time.Duration(ms) * time.Millisecond) }
+	windows := []window{
+		{from: at(0), to: at(50)},
+		{from: at(50), to: at(60), busy: true},
+		{from: at(60), to: at(100)},
+		{from: at(100), to: at(130), busy: true},
+	}
+	if got := busyTime(windows); got != 20*time.Millisecond {
+		t.Errorf("busyTime = %v, want 20ms", got)
+	}
+	if got := busyTime(nil); got != 0 {
+		t.Errorf("busyTime of no window = %v, want 0", got)
+	}
+}
