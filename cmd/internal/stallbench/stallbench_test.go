@@ -7,9 +7,10 @@ import (
 	"time"
 )
 
+// at is the instant ms milliseconds after the epoch.
+func at(ms int) time.Time { return time.Unix(0, 0).Add(time.Duration(ms) * time.Millisecond) }
+
 func TestSplitSortsSamplesByTheirWindow(t *testing.T) {
-	t0 := time.Unix(0, 0)
-	at := func(ms int) time.Time { return t0.Add(time.Duration(ms) * time.Millisecond) }
 	windows := []window{
 		{from: at(10), to: at(20)},
 		{from: at(20), to: at(30), busy: true},
@@ -101,8 +102,6 @@ func TestWindowEndsOnceItsProbesAnswered(t *testing.T) {
 }
 
 func TestBusyTimeIsTheMeanOfTheBusyWindows(t *testing.T) {
-	t0 := time.Unix(0, 0)
-	at := func(ms int) time.Time { return t0.Add(time.Duration(ms) * time.Millisecond) }
 	windows := []window{
 		{from: at(0), to: at(50)},
 		{from: at(50), to: at(60), busy: true},
