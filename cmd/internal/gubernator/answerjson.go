@@ -40,15 +40,16 @@ func appendAnswerJSON(b []byte, r *gubernatorv1.RateLimitResp) ([]byte, bool) {
 		return b, false
 	}
 	b = append(b, `,"metadata":{`...)
-	var keys [1]string // room for the owner, the one key answers carry
-	for i, k := range sortedKeys(r.Metadata, keys[:0]) {
-		if i > 0 {
+	first := true
+	for k, v := range sorted(r.Metadata) {
+		if !first {
 			b = append(b, ',')
 		}
+		first = false
 		if b, ok = appendJSONString(b, k); !ok {
 			return b, false
 		}
-		if b, ok = appendJSONString(append(b, ':'), r.Metadata[k]); !ok {
+		if b, ok = appendJSONString(append(b, ':'), v); !ok {
 			return b, false
 		}
 	}

@@ -1,6 +1,8 @@
 package gubernator
 
 import (
+	"iter"
+	"maps"
 	"slices"
 	"unicode/utf8"
 
@@ -197,7 +199,9 @@ func appendOne(b []byte, r *gubernatorv1.RateLimitResp) []byte {
 		b = protowire.AppendTag(b, respError, protowire.BytesType)
 		b = protowire.AppendString(b, r.Error)
 	}
-	b = appendMetadata(b, r.Metadata)
+	for k, v := range sorted(r.Metadata) {
+		b = appendEntry(b, k, v)
+	}
 	b = appendInt(b, respRetryAfter, uint64(r.RetryAfter))
 	return append(b, r.ProtoReflect().GetUnknown()...)
 }
@@ -228,26 +232,21 @@ func appendEntry(b []byte, k, v string) []byte {
 	return protowire.AppendString(b, v)
 }
 
-// appendMetadata appends md's entries in key order. An answer's usual
-// metadata, the owner alone, needs no sorting.
-func appendMetadata(b []byte, md map[string]string) []byte {
-	if len(md) == 1 {
-		for k, v := range md {
-			b = appendEntry(b, k, v)
+// sorted yields md's entries in key order. An answer's usual metadata,
+// the owner alone, is yielded without a sort or a list of its keys.
+func sorted(md map[string]string) iter.Seq2[string, string] {
+	return func(yield func(string, string) bool) {
+		if len(md) <= 1 {
+			for k, v := range md {
+				yield(k, v)
+			}
+			return
 		}
-		return b
+		keys := slices.Sorted(maps.Keys(md))
+		for _, k := range keys {
+			if !yield(k, md[k]) {
+				return
+			}
+		}
 	}
-	for _, k := range sortedKeys(md, nil) {
-		b = appendEntry(b, k, md[k])
-	}
-	return b
-}
-
-// sortedKeys appends md's keys to keys, in order.
-func sortedKeys(md map[string]string, keys []string) []string {
-	for k := range md {
-		keys = append(keys, k)
-	}
-	slices.Sort(keys)
-	return keys
 }
