@@ -42,6 +42,16 @@ func soloOnDisk(dir string) Config {
 		Bootstrap: []raft.Server{{ID: "solo", Address: addr}}}
 }
 
+// openSolo opens the member cfg describes and fails the test if it cannot.
+func openSolo(t *testing.T, cfg Config) *Node {
+	t.Helper()
+	n, err := Open(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return n
+}
+
 func serverID(i int) raft.ServerID { return raft.ServerID(fmt.Sprintf("n%d", i)) }
 
 // newCluster starts n members that bootstrap together; tune, if not nil,

@@ -16,10 +16,7 @@ import (
 func TestSecondMemberOnADataDirIsRefused(t *testing.T) {
 	dir := t.TempDir()
 	cfg := soloOnDisk(dir)
-	first, err := Open(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
+	first := openSolo(t, cfg)
 	second := cfg
 	_, second.Transport = raft.NewInmemTransport("")
 	refused := make(chan error, 1)

@@ -31,6 +31,23 @@ func (tc *testCluster) joinAlone(api string) (*Node, raft.ServerAddress) {
 	return n, tr.LocalAddr()
 }
 
+// fourthAPI is the API address of the member fourthVoter adds.
+const fourthAPI = "127.0.0.1:7997"
+
+// fourthVoter starts three members and adds a fourth, started alone
+// (joinAlone) with the API address fourthAPI. It returns the cluster, the
+// fourth member, its raft address and the leader that added it.
+func fourthVoter(t *testing.T) (*testCluster, *Node, raft.ServerAddress, *Node) {
+	t.Helper()
+	tc := newCluster(t, 3, nil)
+	n3, addr := tc.joinAlone(fourthAPI)
+	l := tc.leader()
+	if _, err := l.AddVoter(n3.cfg.ID, addr, fourthAPI); err != nil {
+		t.Fatal(err)
+	}
+	return tc, n3, addr, l
+}
+
 // configuration is the servers of n's latest configuration, printed.
 func configuration(t *testing.T, n *Node) string {
 	t.Helper()
@@ -141,12 +158,7 @@ func TestMembershipChangesOnlyOnTheLeader(t *testing.T) {
 }
 
 func TestAddVoterRefusesBadOrClashingMembers(t *testing.T) {
-	tc := newCluster(t, 3, nil)
-	n3, addr := tc.joinAlone("127.0.0.1:7997")
-	l := tc.leader()
-	if _, err := l.AddVoter(n3.cfg.ID, addr, "127.0.0.1:7997"); err != nil {
-		t.Fatal(err)
-	}
+	tc, _, addr, l := fourthVoter(t)
 	other := tc.nodes[(indexOf(tc, l)+1)%3]
 	before := configuration(t, l)
 	for name, c := range map[string]struct {
@@ -237,12 +249,7 @@ func TestRemoveServerLeavesTheOthersServing(t *testing.T) {
 // it), and every replica's table has lost the address once it applied the
 // removal.
 func TestRemovalTakesTheAPIAddressInItsOwnEntry(t *testing.T) {
-	tc := newCluster(t, 3, nil)
-	n3, addr := tc.joinAlone("127.0.0.1:7997")
-	l := tc.leader()
-	if _, err := l.AddVoter(n3.cfg.ID, addr, "127.0.0.1:7997"); err != nil {
-		t.Fatal(err)
-	}
+	tc, n3, _, l := fourthVoter(t)
 	index, err := l.RemoveServer(n3.cfg.ID)
 	if err != nil {
 		t.Fatalf("a removal raft committed answered %v", err)
@@ -379,14 +386,9 @@ func TestConcurrentAddsAreCheckedOneByOne(t *testing.T) {
 // addresses: the second call succeeds at once, with no configuration
 // change (index 0), and the configuration stays as it was.
 func TestAddVoterAgainChangesNothing(t *testing.T) {
-	tc := newCluster(t, 3, nil)
-	n3, addr := tc.joinAlone("127.0.0.1:7997")
-	l := tc.leader()
-	if _, err := l.AddVoter(n3.cfg.ID, addr, "127.0.0.1:7997"); err != nil {
-		t.Fatal(err)
-	}
+	_, n3, addr, l := fourthVoter(t)
 	before := configuration(t, l)
-	if at, err := l.AddVoter(n3.cfg.ID, addr, "127.0.0.1:7997"); at != 0 || err != nil {
+	if at, err := l.AddVoter(n3.cfg.ID, addr, fourthAPI); at != 0 || err != nil {
 		t.Fatalf("adding member %s again answered index %d and %v, want 0 and nil", n3.cfg.ID, at, err)
 	}
 	if got := configuration(t, l); got != before {

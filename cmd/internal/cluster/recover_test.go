@@ -117,17 +117,14 @@ func TestRecoveryFileMistakesAreRefused(t *testing.T) {
 func TestRecoveryKeepsQueuedAcquires(t *testing.T) {
 	dir := t.TempDir()
 	cfg := soloOnDisk(dir)
-	n, err := Open(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
+	n := openSolo(t, cfg)
 	tc := &testCluster{t: t, nodes: []*Node{n}}
 	_, held, b, _ := holdAndQueue(t, tc.leader(), "q1")
 	if err := n.Shutdown(); err != nil {
 		t.Fatal(err)
 	}
 	writeRecovery(t, dir, `{"members": [{"id": "solo", "raft": "`+string(cfg.Transport.LocalAddr())+`"}]}`)
-	n, err = Open(cfg)
+	n, err := Open(cfg)
 	if err != nil {
 		t.Fatalf("a recovery with an acquire queued in the log: %v", err)
 	}

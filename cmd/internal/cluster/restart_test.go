@@ -15,12 +15,8 @@ import (
 func TestMemberRestartsFromItsDataDir(t *testing.T) {
 	dir := t.TempDir()
 	cfg := soloOnDisk(dir)
-	tc := &testCluster{t: t}
-	n, err := Open(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	tc.nodes = []*Node{n}
+	n := openSolo(t, cfg)
+	tc := &testCluster{t: t, nodes: []*Node{n}}
 	l := tc.leader()
 	s, nd := tenant(t, l)
 	for i := range 40 {
@@ -37,9 +33,7 @@ func TestMemberRestartsFromItsDataDir(t *testing.T) {
 	if err := n.Shutdown(); err != nil {
 		t.Fatal(err)
 	}
-	if n, err = Open(cfg); err != nil {
-		t.Fatal(err)
-	}
+	n = openSolo(t, cfg)
 	t.Cleanup(func() { _ = n.Shutdown() })
 	tc.nodes = []*Node{n}
 	l = tc.leader()
