@@ -7,17 +7,18 @@ import (
 	"slices"
 	"sync/atomic"
 	"testing"
+	"time"
 )
 
-// stepCounter is a Sink that counts the steps ending a wide subtree takes
-// and notes, at each consume, how many had been taken. Emit runs under the
-// engine lock, so the note is exact.
+// stepCounter counts, event by event, the steps ending a wide subtree takes
+// and notes, at each consume, how many had been taken. Events are emitted
+// under the engine lock, so the note is exact.
 type stepCounter struct {
 	steps     atomic.Int64
 	atConsume atomic.Int64
 }
 
-func (s *stepCounter) Emit(ev *Event) {
+func (s *stepCounter) count(ev *Event) {
 	switch ev.Kind {
 	case KindNodesEnded:
 		s.steps.Add(1)
@@ -32,8 +33,16 @@ func (s *stepCounter) Emit(ev *Event) {
 // call and its charge.
 func stepsWaited(t *testing.T) []int64 {
 	sink := &stepCounter{}
-	f := &fixture{t: t, clock: newFakeClock()}
-	f.e = New(Options{Clock: f.clock, Sink: sink})
+	f := newFixture(t)
+	f.rec.audit = sink.count
+	// A wall clock that stands still never lets a rest fall due, so calls
+	// get in through the yield after each step alone (the rests have
+	// TestLongTaskRestsAfterEachRunOfSteps).
+	still := time.Now()
+	f.e.wall = wallClock{
+		now:   func() time.Time { return still },
+		sleep: func(time.Duration) { t.Error("a long task rested on a wall clock that stands still") },
+	}
 	big := int64(math.MaxInt64 / 4)
 	if err := f.e.SetQuota(f.sys(), RootID, "http", &big); err != nil {
 		t.Fatal(err)
