@@ -247,6 +247,6 @@ func (e *Engine) steps(c *Call, step func(now int64) bool) int {
 		if !more {
 			return events
 		}
-		pace.between()
+		pace.Between()
 	}
 }

@@ -2,6 +2,8 @@ package engine
 
 import (
 	"sync"
+
+	"governor.dev/governor/cmd/internal/pace"
 )
 
 // Engine is the whole tree and every rule about it. Create one with New or
@@ -9,7 +11,7 @@ import (
 type Engine struct {
 	clock Clock
 	sink  Sink
-	wall  wallClock // what long tasks pace themselves by
+	wall  pace.Clock // what long tasks pace themselves by
 
 	freeMu sync.Mutex // guards free, so Recycle never waits on mu
 	free   []*Event   // events given back by Recycle, for reuse
@@ -82,7 +84,7 @@ func newEngine(opts Options) *Engine {
 		opts.Sink = discard{}
 	}
 	return &Engine{
-		wall:     machineTime,
+		wall:     pace.Machine,
 		clock:    opts.Clock,
 		sink:     opts.Sink,
 		nodes:    make(map[ID]*node),

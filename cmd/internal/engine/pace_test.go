@@ -4,11 +4,13 @@ import (
 	"fmt"
 	"testing"
 	"time"
+
+	"governor.dev/governor/cmd/internal/pace"
 )
 
 // TestLongTaskRestsAfterEachRunOfSteps checks the pacer's promise on a real
 // long task: cancelling a node of 20,000 children, in hundreds of steps,
-// rests paceRest after every paceRun of steps. The machine's time is
+// rests pace.Rest after every pace.Run of steps. The machine's time is
 // replaced by one that moves 100 µs each time it is read, so a rest falls
 // due every few steps.
 func TestLongTaskRestsAfterEachRunOfSteps(t *testing.T) {
@@ -20,9 +22,9 @@ func TestLongTaskRestsAfterEachRunOfSteps(t *testing.T) {
 	}
 	now, reads := time.Unix(0, 0), 0
 	var rests []time.Duration
-	f.e.wall = wallClock{
-		now:   func() time.Time { reads++; now = now.Add(100 * time.Microsecond); return now },
-		sleep: func(d time.Duration) { rests = append(rests, d) },
+	f.e.wall = pace.Clock{
+		Now:   func() time.Time { reads++; now = now.Add(100 * time.Microsecond); return now },
+		Sleep: func(d time.Duration) { rests = append(rests, d) },
 	}
 	before := len(f.rec.events)
 	must(t, f.e.Cancel(f.sys(), wide))
@@ -35,14 +37,14 @@ func TestLongTaskRestsAfterEachRunOfSteps(t *testing.T) {
 	if steps < 100 {
 		t.Fatalf("the cancel took %d steps; the test needs hundreds", steps)
 	}
-	// A rest is due once paceRun has passed since the last: every 10 reads of
+	// A rest is due once pace.Run has passed since the last: every 10 reads of
 	// the clock, and a step reads it once, a rest twice.
 	if want := steps / 11; len(rests) < want {
 		t.Fatalf("%d steps rested %d times, want at least %d", steps, len(rests), want)
 	}
 	for _, d := range rests {
-		if d != paceRest {
-			t.Fatalf("a rest of %v, want %v", d, paceRest)
+		if d != pace.Rest {
+			t.Fatalf("a rest of %v, want %v", d, pace.Rest)
 		}
 	}
 }

@@ -56,22 +56,22 @@ func newScaleWorld(b *testing.B, k int) *scaleWorld {
 	return w
 }
 
-// pace keeps a scale benchmark in the steady state of a running daemon: time
+// daemonLike keeps a scale benchmark in the steady state of a running daemon: time
 // passes (1 µs per operation), tombstones and ended nodes live 1 ms, and
 // every 4,096 operations the reaper runs and a snapshot captures what
 // changed. Their cost is part of the measurement.
-type pace struct {
+type daemonLike struct {
 	f *fixture
 	i int
 }
 
-func newPace(b *testing.B, f *fixture) *pace {
+func newDaemonLike(b *testing.B, f *fixture) *daemonLike {
 	must(b, f.e.Configure(f.sys(), Settings{TombstoneTTL: time.Millisecond, NodeRetention: time.Millisecond}))
 	f.e.Capture() // the world as built: a daemon starts from a snapshot
-	return &pace{f: f}
+	return &daemonLike{f: f}
 }
 
-func (p *pace) tick() {
+func (p *daemonLike) tick() {
 	p.f.clock.Advance(time.Microsecond)
 	if p.i++; p.i%4096 == 0 {
 		p.f.e.Reap(&Call{})
@@ -90,7 +90,7 @@ func BenchmarkScaleConsume(b *testing.B) {
 	eachScale(b, func(b *testing.B, k int) {
 		w := newScaleWorld(b, k)
 		c := &Call{Session: w.s}
-		p := newPace(b, w.f)
+		p := newDaemonLike(b, w.f)
 		b.ReportAllocs()
 		for b.Loop() {
 			p.tick()
@@ -107,7 +107,7 @@ func BenchmarkScaleAcquireRelease(b *testing.B) {
 	eachScale(b, func(b *testing.B, k int) {
 		w := newScaleWorld(b, k)
 		c := &Call{Session: w.s}
-		p := newPace(b, w.f)
+		p := newDaemonLike(b, w.f)
 		b.ReportAllocs()
 		for b.Loop() {
 			p.tick()
@@ -129,7 +129,7 @@ func BenchmarkScaleEndNode(b *testing.B) {
 		w := newScaleWorld(b, k)
 		c := &Call{Session: w.s}
 		spec := Spec{Name: "short", Limits: map[string]int64{"db": 1}}
-		p := newPace(b, w.f)
+		p := newDaemonLike(b, w.f)
 		b.ReportAllocs()
 		for b.Loop() {
 			p.tick()
@@ -164,7 +164,7 @@ func BenchmarkScaleAbandon(b *testing.B) {
 			w := newScaleWorld(b, k)
 			full := w.f.create(w.s, w.task, Spec{Name: "full", Limits: map[string]int64{"db": 0}})
 			c := &Call{Session: w.s}
-			p := newPace(b, w.f)
+			p := newDaemonLike(b, w.f)
 			b.ReportAllocs()
 			for b.Loop() {
 				p.tick()
@@ -193,7 +193,7 @@ func BenchmarkScaleAbandon(b *testing.B) {
 				}
 				ring = append(ring, waiting{s: s, node: ten, q: f.queue(s, ten, "db")})
 			}
-			p := newPace(b, f)
+			p := newDaemonLike(b, f)
 			b.ReportAllocs()
 			i := 0
 			for b.Loop() {
@@ -231,7 +231,7 @@ func BenchmarkScaleHandOver(b *testing.B) {
 			fifo = append(fifo, waiting{node: kid, q: w.f.queue(w.s, kid, "db")})
 		}
 		c := &Call{Session: w.s}
-		p := newPace(b, w.f)
+		p := newDaemonLike(b, w.f)
 		b.ReportAllocs()
 		i := 0
 		for b.Loop() {

@@ -65,7 +65,7 @@ const defaultCaptureChunk = 64
 func (e *Engine) Capture() *Delta {
 	first, pace := e.capturePart(), e.pacer()
 	for d := first; !d.whole; d = d.then {
-		pace.between() // a call waiting for the lock takes it before the next part does
+		pace.Between() // a call waiting for the lock takes it before the next part does
 		d.then = e.capturePart()
 	}
 	return first

@@ -8,6 +8,8 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"governor.dev/governor/cmd/internal/pace"
 )
 
 // stepCounter counts, event by event, the steps ending a wide subtree takes
@@ -39,9 +41,9 @@ func stepsWaited(t *testing.T) []int64 {
 	// get in through the yield after each step alone (the rests have
 	// TestLongTaskRestsAfterEachRunOfSteps).
 	still := time.Now()
-	f.e.wall = wallClock{
-		now:   func() time.Time { return still },
-		sleep: func(time.Duration) { t.Error("a long task rested on a wall clock that stands still") },
+	f.e.wall = pace.Clock{
+		Now:   func() time.Time { return still },
+		Sleep: func(time.Duration) { t.Error("a long task rested on a wall clock that stands still") },
 	}
 	big := int64(math.MaxInt64 / 4)
 	if err := f.e.SetQuota(f.sys(), RootID, "http", &big); err != nil {

@@ -360,7 +360,7 @@ func (e *Engine) Describe(c *Call, id ID, page *Page) (NodeInfo, []NodeInfo, ID,
 		d.kids = kids
 	}
 	for pace := e.pacer(); d.next != 0 && len(d.kids) < size; {
-		pace.between() // a call waiting for the lock takes it before the next chunk does
+		pace.Between() // a call waiting for the lock takes it before the next chunk does
 		if e.describeStep(c, id, size, &d) != nil {
 			break
 		}

@@ -4,10 +4,12 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"runtime"
 	"testing"
 	"time"
 
 	"governor.dev/governor/cmd/internal/engine"
+	"governor.dev/governor/cmd/internal/pace"
 	"governor.dev/governor/cmd/internal/testclock"
 )
 
@@ -112,4 +114,54 @@ func TestPublishWaitsWhenTheHubIsFarBehind(t *testing.T) {
 	h.mu.Unlock()
 	<-done
 	caughtUp(t, h, seq)
+}
+
+// TestDrainLetsOthersRunBetweenPieces queues 4,000 events at once, as a
+// wide tenant's cancel does, on one processor, while another goroutine
+// reads how far the hub has got, yielding after each read. The drain
+// yields after every drainPiece events, so the reader sees the hub between
+// most pieces; applied in one go, it saw none (a fraction of the 10 ms
+// after which Go preempts). The drain's clock stands still, so it never
+// rests: what lets the reader in is the yield alone.
+func TestDrainLetsOthersRunBetweenPieces(t *testing.T) {
+	h, q, e, _ := queuedHub(t)
+	still := time.Now()
+	q.wall = pace.Clock{
+		Now:   func() time.Time { return still },
+		Sleep: func(time.Duration) { t.Error("the drain rested on a clock that stands still") },
+	}
+	const n = 4000
+	from := e.Seq()
+	evs := make([]*engine.Event, n)
+	for i := range evs {
+		evs[i] = &engine.Event{Seq: from + uint64(i) + 1, Kind: engine.KindSessionOpened, Target: engine.ID(i + 1)}
+	}
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(1))
+	seen := map[uint64]bool{}
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for {
+			h.mu.Lock()
+			at := h.seq
+			h.mu.Unlock()
+			if at == from+n {
+				return
+			}
+			seen[at] = true
+			runtime.Gosched()
+		}
+	}()
+	runtime.Gosched() // the reader reads the hub before anything is queued
+	q.publish(evs)
+	<-done
+	between := 0
+	for at := range seen {
+		if at > from && (at-from)%drainPiece == 0 {
+			between++
+		}
+	}
+	if pieces := n / drainPiece; between < pieces/2 {
+		t.Fatalf("the reader saw the hub between %d of the drain's %d pieces, want at least half", between, pieces)
+	}
 }
