@@ -123,9 +123,15 @@ func (e *env) start() {
 	e.http.Config.Protocols.SetHTTP1(true)
 	e.http.Config.Protocols.SetUnencryptedHTTP2(true)
 	e.http.Start()
+	e.h2c = h2cClient()
+}
+
+// h2cClient is an HTTP client speaking HTTP/2 without TLS, with connections
+// of its own.
+func h2cClient() *http.Client {
 	tr := &http.Transport{Protocols: new(http.Protocols)}
 	tr.Protocols.SetUnencryptedHTTP2(true)
-	e.h2c = &http.Client{Transport: tr}
+	return &http.Client{Transport: tr}
 }
 
 // stop ends the server, the listener and the store. It may run twice.
@@ -175,8 +181,13 @@ func (e *env) consumeJSON(t testing.TB, body string, out any) int {
 
 // client is a generated client that sends cred as its bearer credential.
 func (e *env) client(cred string, opts ...connect.ClientOption) governorv1connect.GovernorServiceClient {
+	return e.clientVia(e.h2c, cred, opts...)
+}
+
+// clientVia is client on the connections of hc.
+func (e *env) clientVia(hc *http.Client, cred string, opts ...connect.ClientOption) governorv1connect.GovernorServiceClient {
 	opts = append(opts, connect.WithInterceptors(bearerAuth(cred)))
-	return governorv1connect.NewGovernorServiceClient(e.h2c, e.http.URL, opts...)
+	return governorv1connect.NewGovernorServiceClient(hc, e.http.URL, opts...)
 }
 
 // session opens a session with key and returns a client that uses it.

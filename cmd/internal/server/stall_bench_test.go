@@ -12,6 +12,7 @@ import (
 	"governor.dev/governor/cmd/internal/engine"
 	"governor.dev/governor/cmd/internal/stallbench"
 	governorv1 "governor.dev/governor/internal/gen/governor/v1"
+	"governor.dev/governor/internal/gen/governor/v1/governorv1connect"
 )
 
 // stallChildren is how many children the wide node of
@@ -21,6 +22,10 @@ const (
 	stallChildren = 100_000
 	stallRest     = 500 * time.Millisecond
 )
+
+// stallFloorBusy is how long BenchmarkStallFloorOverTheAPI's busy window
+// lasts: about as long as BenchmarkWideTenantOverTheAPI's on memory.
+const stallFloorBusy = 400 * time.Millisecond
 
 // BenchmarkWideTenantOverTheAPI is issue 14's stall target as a user of
 // governord sees it: tenant a consumes over the API every millisecond (open
@@ -34,8 +39,10 @@ const (
 // the two kinds of window; the issue sets it at most 2. It runs on the
 // default record (sqlite), where a's consumes wait for their commits, and
 // on memory, where what a waits for is the processors and the engine lock
-// alone. BenchmarkWideTreeStall in the engine measures the same without
-// the API, against a consume of a microsecond.
+// alone. Each tenant calls on a connection of its own, as two programs do.
+// BenchmarkStallFloorOverTheAPI is the ratio to read it against, and
+// BenchmarkWideTreeStall in the engine measures the same without the API,
+// against a consume of a microsecond.
 func BenchmarkWideTenantOverTheAPI(b *testing.B) {
 	for _, rec := range []struct {
 		name string
@@ -54,8 +61,11 @@ func benchWideTenantOverTheAPI(b *testing.B, url string) {
 	set := eng.Settings()
 	set.NodeRetention = time.Second
 	settle(b, e, func(c *engine.Call) error { return eng.Configure(c, set) })
-	wide, sess := e.session(keyB)
+	_, sess := e.session(keyB)
 	ws := engine.ID(sess.SessionId)
+	own := h2cClient() // tenant b is another program: its calls do not share a's connection
+	b.Cleanup(own.CloseIdleConnections)
+	wide := e.clientVia(own, sess.Token)
 	ctx := context.Background()
 	b.ResetTimer()
 	stallbench.Run(b, time.Millisecond, func(w *stallbench.Windows, n int) {
@@ -101,9 +111,36 @@ func benchWideTenantOverTheAPI(b *testing.B, url string) {
 		if nodes := eng.Stats().Nodes; nodes > 10 {
 			b.Errorf("the reaper left %d nodes in the tree past their retention", nodes)
 		}
-	}, func() error {
-		return call(quiet.Consume(ctx, connect.NewRequest(&governorv1.ConsumeRequest{NodeId: task, Resource: "req", Amount: 1})))
-	})
+	}, consumeProbe(quiet, task))
+}
+
+// BenchmarkStallFloorOverTheAPI is BenchmarkWideTenantOverTheAPI/memory
+// with a busy window in which a goroutine spins for stallFloorBusy without
+// calling governord: the ratio that a goroutine competing for the
+// processors, never for the engine, makes over the API on this machine as
+// loaded at the time. BenchmarkWideTenantOverTheAPI's ratio reads against
+// it, as BenchmarkWideTreeStall's reads against the engine's
+// BenchmarkStallFloor.
+func BenchmarkStallFloorOverTheAPI(b *testing.B) {
+	_, quiet, task := benchEnv(b, "")
+	b.ResetTimer()
+	stallbench.Run(b, time.Millisecond, func(w *stallbench.Windows, _ int) {
+		w.Settle(stallRest)
+		w.Rest(stallRest)
+		from := w.Begin()
+		for time.Since(from) < stallFloorBusy {
+		}
+		w.Busy(from)
+	}, consumeProbe(quiet, task))
+}
+
+// consumeProbe is the quiet tenant's call in the stall benchmarks: a
+// consume of 1 on task over the API.
+func consumeProbe(quiet governorv1connect.GovernorServiceClient, task uint64) func() error {
+	return func() error {
+		req := &governorv1.ConsumeRequest{NodeId: task, Resource: "req", Amount: 1}
+		return call(quiet.Consume(context.Background(), connect.NewRequest(req)))
+	}
 }
 
 // settle makes one engine call as the daemon would, and waits until the
