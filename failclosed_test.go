@@ -53,13 +53,17 @@ func TestPausedWorkerIsCancelledBeforeTheServersTTL(t *testing.T) {
 
 // governord stops and starts again on the same address within the TTL:
 // the session, its task and its lease survive, and the client goes on.
+// The TTL of 5 s gives the restart 2.3 s at least (the client gives up
+// 4 s after its last heartbeat, and heartbeats every 1.7 s): with a TTL of
+// 2 s, a restart on a machine loaded by a whole test run once took longer
+// than the 0.9 s that left.
 func TestSessionAndLeaseSurviveARestart(t *testing.T) {
 	cfg := testConfig(t.TempDir())
 	g, err := startGovernord(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
-	c := dial(t, g.addr, WithSessionTTL(2*time.Second))
+	c := dial(t, g.addr, WithSessionTTL(5*time.Second))
 	ctx, tk := task(t, c, Spec{Name: "survivor", Quotas: map[string]int64{"http": 10}})
 	lease, err := Acquire(ctx, "db")
 	if err != nil {
