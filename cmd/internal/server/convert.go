@@ -55,7 +55,14 @@ func stamp(ns int64) *timestamppb.Timestamp {
 
 // nodeInfo describes a node on the wire; tenant is its tenant's name.
 func nodeInfo(inf engine.NodeInfo, tenant string) *governorv1.NodeInfo {
-	out := &governorv1.NodeInfo{
+	out := &governorv1.NodeInfo{}
+	fillNodeInfo(out, inf, tenant, stamp)
+	return out
+}
+
+// fillNodeInfo is nodeInfo into out, with its times made by stamp.
+func fillNodeInfo(out *governorv1.NodeInfo, inf engine.NodeInfo, tenant string, stamp func(int64) *timestamppb.Timestamp) {
+	*out = governorv1.NodeInfo{
 		Id: uint64(inf.ID), ParentId: uint64(inf.Parent), Name: inf.Name, Tenant: tenant,
 		Depth: uint32(inf.Depth), State: wireState(inf.State),
 		CreatedAt: stamp(inf.Created), EndedAt: stamp(inf.Ended), EndedReason: endedReason(inf.State, inf.OwnerEnded),
@@ -83,7 +90,6 @@ func nodeInfo(inf engine.NodeInfo, tenant string) *governorv1.NodeInfo {
 			out.Classes[c] = u
 		}
 	}
-	return out
 }
 
 func wireDefaults(d engine.Defaults) *governorv1.Defaults {
@@ -156,9 +162,13 @@ func wireLease(l engine.LeaseInfo) *governorv1.Lease {
 
 // nodeInfo describes a node on the wire with its tenant's name.
 func (s *Server) nodeInfo(inf engine.NodeInfo) *governorv1.NodeInfo {
-	tenant := ""
-	if inf.Tenant != engine.RootID {
-		tenant = s.hub.name(inf.Tenant)
+	return nodeInfo(inf, s.tenantName(inf))
+}
+
+// tenantName is the name of inf's tenant; "" for the root.
+func (s *Server) tenantName(inf engine.NodeInfo) string {
+	if inf.Tenant == engine.RootID {
+		return ""
 	}
-	return nodeInfo(inf, tenant)
+	return s.hub.name(inf.Tenant)
 }

@@ -116,12 +116,9 @@ func (s *Server) GetNode(ctx context.Context, req *connect.Request[governorv1.Ge
 	}
 	out := &governorv1.GetNodeResponse{Node: s.nodeInfo(inf), NextCursor: uint64(next)}
 	if len(kids) > 0 {
-		out.Children = make([]*governorv1.NodeInfo, 0, len(kids))
+		out.Children = s.wireChildren(ctx, kids)
 	}
-	for _, k := range kids {
-		out.Children = append(out.Children, s.nodeInfo(k))
-	}
-	s.pages.give(kids)
+	s.giveEngine(kids)
 	return connect.NewResponse(out), nil
 }
 

@@ -3,6 +3,7 @@ package server
 import (
 	"context"
 	"fmt"
+	"sync"
 	"testing"
 
 	"connectrpc.com/connect"
@@ -31,7 +32,8 @@ func TestGetNodeCopiesPagesIntoKeptMemory(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var kept *engine.NodeInfo // the first slot of the page memory kept after the first page
+	var kept *engine.NodeInfo         // the first slot of the page memory kept after the first page
+	var keptWire *governorv1.NodeInfo // the same for the answer's children
 	for i, cursor := 0, uint64(0); i < 2; i++ {
 		res, err := client.GetNode(context.Background(), connect.NewRequest(&governorv1.GetNodeRequest{
 			NodeId: uint64(parent.ID), IncludeChildren: true, Cursor: cursor,
@@ -55,17 +57,85 @@ func TestGetNodeCopiesPagesIntoKeptMemory(t *testing.T) {
 			t.Fatal("the second page was copied into memory of its own; want the memory of the first")
 		}
 		kept = &page[:1][0]
-		e.srv.pages.give(page)
+		e.srv.pages.keep(page)
+		wire := e.srv.wires.take()
+		if wire == nil || cap(wire.infos) < engine.DefaultPageSize || len(wire.list) != 0 || len(wire.stamps) != 0 {
+			t.Fatalf("after page %d the server keeps no emptied memory for an answer's children: %+v", i, wire)
+		}
+		if wire.infos[0].Name != "" || wire.infos[0].CreatedAt != nil {
+			t.Fatalf("after page %d the answer's memory kept still describes %q", i, wire.infos[0].Name)
+		}
+		if i == 1 && &wire.infos[0] != keptWire {
+			t.Fatal("the second answer's children were described in memory of their own; want the memory of the first")
+		}
+		keptWire = &wire.infos[0]
+		e.srv.wires.keep(wire)
 	}
+}
+
+// TestConcurrentAnswersEachHaveTheirPage pages through a node of 3,000
+// children from more clients at once than the shelf keeps pages for, 100
+// children a page, each page checked child by child: an answer's page goes
+// back to the shelf only once the answer is written, so no answer is
+// described over while it is sent (the race detector and the checks both
+// fail when the page goes back as GetNode returns).
+func TestConcurrentAnswersEachHaveTheirPage(t *testing.T) {
+	e := newEnv(t, "")
+	client, sess := e.session(keyB)
+	c := &engine.Call{Session: engine.ID(sess.SessionId)}
+	eng := e.store.Engine
+	const kids, size = 3000, 100
+	parent, err := eng.Create(c, 0, engine.Spec{Name: "wide"})
+	ids := make([]uint64, kids)
+	for i := 0; i < kids && err == nil; i++ {
+		var n engine.NodeInfo
+		n, err = eng.Create(c, parent.ID, engine.Spec{Name: fmt.Sprint("c", i)})
+		ids[i] = uint64(n.ID)
+	}
+	if err == nil {
+		err = e.store.Wait(context.Background(), c.Seq)
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	var wg sync.WaitGroup
+	for range 2 * shelfPages {
+		wg.Go(func() {
+			read := 0
+			for cursor := uint64(0); ; {
+				res, err := client.GetNode(context.Background(), connect.NewRequest(&governorv1.GetNodeRequest{
+					NodeId: uint64(parent.ID), IncludeChildren: true, Cursor: cursor, PageSize: size,
+				}))
+				if err != nil {
+					t.Error(err)
+					return
+				}
+				for _, k := range res.Msg.Children {
+					if read >= kids || k.Id != ids[read] || k.Name != fmt.Sprint("c", read) || k.ParentId != uint64(parent.ID) || k.CreatedAt == nil {
+						t.Errorf("child %d of the node came as %v", read, k)
+						return
+					}
+					read++
+				}
+				if cursor = res.Msg.NextCursor; cursor == 0 {
+					break
+				}
+			}
+			if read != kids {
+				t.Errorf("the pages held %d children, want %d", read, kids)
+			}
+		})
+	}
+	wg.Wait()
 }
 
 // TestPageShelfKeepsAFew checks that the shelf keeps at most shelfPages
 // pages, so that a burst of GetNode calls does not keep its memory for
 // ever, and hands back what it kept.
 func TestPageShelfKeepsAFew(t *testing.T) {
-	var p pageShelf
+	var p shelf[[]engine.NodeInfo]
 	for range shelfPages + 2 {
-		p.give(make([]engine.NodeInfo, 1, 8))
+		p.keep(make([]engine.NodeInfo, 0, 8))
 	}
 	for i := range shelfPages {
 		if page := p.take(); cap(page) != 8 || len(page) != 0 {

@@ -75,8 +75,9 @@ type Server struct {
 	hub     *hub
 	queue   *hubQueue // feeds hub off the writer goroutine
 	flights flights
-	floor   recordFloor // how soon a grant can be recorded, for acquire's deadline
-	pages   pageShelf   // the memory of pages of children, for the next GetNode
+	floor   recordFloor              // how soon a grant can be recorded, for acquire's deadline
+	pages   shelf[[]engine.NodeInfo] // the memory of engine pages of children, for the next GetNode
+	wires   shelf[*wirePage]         // the memory of answers' pages of children, for the next GetNode
 
 	principals sync.Mutex // serialises opening key principals' sessions
 
@@ -170,7 +171,8 @@ func (s *Server) routes() http.Handler {
 	opts := []connect.HandlerOption{connect.WithReadMaxBytes(maxMessageBytes), connect.WithCompressMinBytes(compressMinBytes),
 		connect.WithCompression("gzip", newGzipReader, newFastGzipWriter)}
 	own := append(append(opts[:len(opts):len(opts)], strictJSONCodecs...), connect.WithInterceptors(s.interceptors()...))
-	mux.Handle(governorv1connect.NewGovernorServiceHandler(s, own...))
+	path, h := governorv1connect.NewGovernorServiceHandler(s, own...)
+	mux.Handle(path, s.lendingPages(h))
 	mux.Handle(grpchealth.NewHandler(health{s}, opts...))
 	reflector := grpcreflect.NewStaticReflector(append([]string{governorv1connect.GovernorServiceName, grpchealth.HealthV1ServiceName}, s.reflect...)...)
 	mux.Handle(grpcreflect.NewHandlerV1(reflector, opts...))
