@@ -181,13 +181,8 @@ func (e *env) consumeJSON(t testing.TB, body string, out any) int {
 
 // client is a generated client that sends cred as its bearer credential.
 func (e *env) client(cred string, opts ...connect.ClientOption) governorv1connect.GovernorServiceClient {
-	return e.clientVia(e.h2c, cred, opts...)
-}
-
-// clientVia is client on the connections of hc.
-func (e *env) clientVia(hc *http.Client, cred string, opts ...connect.ClientOption) governorv1connect.GovernorServiceClient {
 	opts = append(opts, connect.WithInterceptors(bearerAuth(cred)))
-	return governorv1connect.NewGovernorServiceClient(hc, e.http.URL, opts...)
+	return governorv1connect.NewGovernorServiceClient(e.h2c, e.http.URL, opts...)
 }
 
 // session opens a session with key and returns a client that uses it.

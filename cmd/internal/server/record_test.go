@@ -17,7 +17,12 @@ import (
 	governorv1 "governor.dev/governor/internal/gen/governor/v1"
 )
 
-func TestMain(m *testing.M) { os.Exit(pgtest.Main(m)) }
+func TestMain(m *testing.M) {
+	if os.Getenv(wideClientEnv) != "" {
+		os.Exit(wideClient())
+	}
+	os.Exit(pgtest.Main(m))
+}
 
 // holdCommits blocks every commit to a PostgreSQL record until the
 // returned function is called.

@@ -1,0 +1,113 @@
+package server
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"strconv"
+	"strings"
+	"testing"
+
+	"connectrpc.com/connect"
+
+	governorv1 "governor.dev/governor/internal/gen/governor/v1"
+	"governor.dev/governor/internal/gen/governor/v1/governorv1connect"
+)
+
+// wideClientEnv, set, makes the test binary BenchmarkWideTenantOverTheAPI's
+// wide tenant, a program of its own as a tenant is: for each line "URL
+// TOKEN NODE" on its standard input it pages through NODE's children over
+// the API at URL, with session token TOKEN, and cancels NODE, then answers
+// with a line giving how many children it read, or "error: " and what went
+// wrong.
+const wideClientEnv = "GOVERNOR_STALL_WIDE_CLIENT"
+
+// wideClient is the wide tenant's program; it returns the exit code.
+func wideClient() int {
+	in, hc := bufio.NewScanner(os.Stdin), h2cClient()
+	for in.Scan() {
+		var url, token string
+		var node uint64
+		read, err := 0, error(nil)
+		if _, err = fmt.Sscan(in.Text(), &url, &token, &node); err == nil {
+			client := governorv1connect.NewGovernorServiceClient(hc, url, connect.WithInterceptors(bearerAuth(token)))
+			read, err = describeAndCancel(context.Background(), client, node)
+		}
+		if err != nil {
+			fmt.Println("error:", strings.ReplaceAll(err.Error(), "\n", " "))
+		} else {
+			fmt.Println(read)
+		}
+	}
+	return 0
+}
+
+// describeAndCancel reads every page of node's children, as a screen
+// scrolling through them would, cancels node and returns how many children
+// the pages held.
+func describeAndCancel(ctx context.Context, client governorv1connect.GovernorServiceClient, node uint64) (int, error) {
+	read := 0
+	for cursor := uint64(0); ; {
+		res, err := client.GetNode(ctx, connect.NewRequest(&governorv1.GetNodeRequest{NodeId: node, IncludeChildren: true, Cursor: cursor}))
+		if err != nil {
+			return read, err
+		}
+		read += len(res.Msg.Children)
+		if cursor = res.Msg.NextCursor; cursor == 0 {
+			break
+		}
+	}
+	_, err := client.CancelNode(ctx, connect.NewRequest(&governorv1.CancelNodeRequest{NodeId: node}))
+	return read, err
+}
+
+// wideProcess is the wide tenant's program running beside the benchmark.
+type wideProcess struct {
+	in  io.WriteCloser
+	out *bufio.Scanner
+}
+
+// startWideClient starts the wide tenant's program; it ends with b.
+func startWideClient(b *testing.B) *wideProcess {
+	cmd := exec.Command(os.Args[0], "-test.run=^$")
+	cmd.Env = append(os.Environ(), wideClientEnv+"=1")
+	cmd.Stderr = os.Stderr
+	in, err := cmd.StdinPipe()
+	if err != nil {
+		b.Fatal(err)
+	}
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		b.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() {
+		in.Close()
+		if err := cmd.Wait(); err != nil {
+			b.Errorf("the wide tenant's program: %v", err)
+		}
+	})
+	return &wideProcess{in: in, out: bufio.NewScanner(out)}
+}
+
+// describeAndCancel has the program page through node's children and
+// cancel it over the API at url as the session of token, and returns how
+// many children it read.
+func (p *wideProcess) describeAndCancel(url, token string, node uint64) (int, error) {
+	if _, err := fmt.Fprintln(p.in, url, token, node); err != nil {
+		return 0, err
+	}
+	if !p.out.Scan() {
+		return 0, fmt.Errorf("the wide tenant's program ended: %v", p.out.Err())
+	}
+	line := p.out.Text()
+	if msg, ok := strings.CutPrefix(line, "error: "); ok {
+		return 0, fmt.Errorf("the wide tenant's program: %s", msg)
+	}
+	return strconv.Atoi(line)
+}
