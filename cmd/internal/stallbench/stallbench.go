@@ -93,11 +93,21 @@ func (w *Windows) Busy(from time.Time) {
 	w.end(window{from: from, to: time.Now(), busy: true, gcs: gcCycles() - w.gcAt})
 }
 
-// sample is one probe: its scheduled instant and its latency from then.
+// sample is one probe: its scheduled instant, its latency from then, and
+// how late it started, the part of the latency before the probe ran at
+// all (a goroutine is started for it once the loop that schedules probes
+// wakes up, so this is mostly that loop waking late).
 type sample struct {
-	at  time.Time
-	lat time.Duration
+	at   time.Time
+	lat  time.Duration
+	late time.Duration
 }
+
+// whole, lateness and call are the parts of a sample's latency reported:
+// all of it, the part before the probe started, and the probe's own call.
+func whole(s sample) time.Duration    { return s.lat }
+func lateness(s sample) time.Duration { return s.late }
+func call(s sample) time.Duration     { return s.lat - s.late }
 
 // Run calls loop max(b.N, 3) times on a goroutine of its own while it
 // starts probe every period, each on a goroutine of its own (open loop: a
@@ -105,11 +115,13 @@ type sample struct {
 // delays no other, as callers that do not wait for each other), and
 // reports the p99 latency of the probes scheduled in quiet windows
 // (quiet-p99-µs), in busy windows (busy-p99-µs) and their ratio
-// (busy/quiet), the mean number of garbage collection cycles completed in
-// a window of each kind (quiet-gcs, busy-gcs: a probe waits for a processor
-// while the collector's worker holds one), and the mean length of a busy
-// window (busy-ms: how long the loop's busy work took). A probe that fails
-// fails the benchmark.
+// (busy/quiet), the p99 of the two parts of that latency in each kind of
+// window (-late-: before the probe started, mostly the loop scheduling
+// probes waking late; -call-: the probe's own call), the mean number of
+// garbage collection cycles completed in a window of each kind (quiet-gcs,
+// busy-gcs: a probe waits for a processor while the collector's worker
+// holds one), and the mean length of a busy window (busy-ms: how long the
+// loop's busy work took). A probe that fails fails the benchmark.
 func Run(b *testing.B, period time.Duration, loop func(w *Windows, n int), probe func() error) {
 	b.Helper()
 	var (
@@ -146,10 +158,17 @@ func Run(b *testing.B, period time.Duration, loop func(w *Windows, n int), probe
 			}
 			slices.SortFunc(samples, func(x, y sample) int { return x.at.Compare(y.at) })
 			quiet, busy := split(samples, w.list)
-			qp, bp := p99(quiet), p99(busy)
+			qp, bp := p99(quiet, whole), p99(busy, whole)
 			b.ReportMetric(float64(qp.Microseconds()), "quiet-p99-µs")
 			b.ReportMetric(float64(bp.Microseconds()), "busy-p99-µs")
 			b.ReportMetric(float64(bp)/float64(qp), "busy/quiet")
+			for _, part := range []struct {
+				name string
+				of   func(sample) time.Duration
+			}{{"late", lateness}, {"call", call}} {
+				b.ReportMetric(float64(p99(quiet, part.of).Microseconds()), "quiet-"+part.name+"-p99-µs")
+				b.ReportMetric(float64(p99(busy, part.of).Microseconds()), "busy-"+part.name+"-p99-µs")
+			}
 			b.ReportMetric(gcsPerWindow(w.list, false), "quiet-gcs")
 			b.ReportMetric(gcsPerWindow(w.list, true), "busy-gcs")
 			b.ReportMetric(float64(busyTime(w.list).Microseconds())/1000, "busy-ms")
@@ -164,12 +183,13 @@ func Run(b *testing.B, period time.Duration, loop func(w *Windows, n int), probe
 		running[i] = at
 		mu.Unlock()
 		probes.Go(func() {
+			late := time.Since(at)
 			err := probe()
 			lat := time.Since(at)
 			mu.Lock()
 			defer mu.Unlock()
 			delete(running, i)
-			samples = append(samples, sample{at: at, lat: lat})
+			samples = append(samples, sample{at: at, lat: lat, late: late})
 			if err != nil && failed == nil {
 				failed = err
 			}
@@ -191,30 +211,33 @@ func busyTime(windows []window) time.Duration {
 	return sum / n
 }
 
-// split sorts the latencies of the samples scheduled in a window by the
-// window's kind; both lists are in time order.
-func split(samples []sample, windows []window) (quiet, busy []time.Duration) {
+// split sorts the samples scheduled in a window by the window's kind; both
+// lists are in time order.
+func split(samples []sample, windows []window) (quiet, busy []sample) {
 	i := 0
 	for _, w := range windows {
 		for ; i < len(samples) && samples[i].at.Before(w.to); i++ {
 			switch {
 			case samples[i].at.Before(w.from):
 			case w.busy:
-				busy = append(busy, samples[i].lat)
+				busy = append(busy, samples[i])
 			default:
-				quiet = append(quiet, samples[i].lat)
+				quiet = append(quiet, samples[i])
 			}
 		}
 	}
 	return quiet, busy
 }
 
-// p99 is the 99th percentile of lat; 0 for none.
-func p99(lat []time.Duration) time.Duration {
-	if len(lat) == 0 {
+// p99 is the 99th percentile of part of the samples; 0 for none.
+func p99(samples []sample, part func(sample) time.Duration) time.Duration {
+	if len(samples) == 0 {
 		return 0
 	}
-	s := slices.Clone(lat)
-	slices.Sort(s)
-	return s[len(s)*99/100]
+	lat := make([]time.Duration, len(samples))
+	for i, s := range samples {
+		lat[i] = part(s)
+	}
+	slices.Sort(lat)
+	return lat[len(lat)*99/100]
 }

@@ -25,24 +25,56 @@ func TestSplitSortsSamplesByTheirWindow(t *testing.T) {
 		{at: at(55), lat: 6}, // after every window
 	}
 	quiet, busy := split(samples, windows)
-	if len(quiet) != 2 || quiet[0] != 2 || quiet[1] != 5 {
-		t.Errorf("quiet = %v, want [2 5]", quiet)
+	if len(quiet) != 2 || quiet[0].lat != 2 || quiet[1].lat != 5 {
+		t.Errorf("quiet = %v, want the samples of latency 2 and 5", quiet)
 	}
-	if len(busy) != 1 || busy[0] != 3 {
-		t.Errorf("busy = %v, want [3]", busy)
+	if len(busy) != 1 || busy[0].lat != 3 {
+		t.Errorf("busy = %v, want the sample of latency 3", busy)
 	}
 }
 
+// TestP99 takes the 99th percentile of each part of 200 samples: latencies
+// 1 to 200, of which the sample of latency n started n%7 late.
 func TestP99(t *testing.T) {
-	lat := make([]time.Duration, 200)
-	for i := range lat {
-		lat[i] = time.Duration(200 - i)
+	samples := make([]sample, 200)
+	for i := range samples {
+		n := time.Duration(200 - i)
+		samples[i] = sample{lat: n, late: n % 7}
 	}
-	if got := p99(lat); got != 199 {
-		t.Errorf("p99 of 1..200 = %d, want 199", got)
+	if got := p99(samples, whole); got != 199 {
+		t.Errorf("p99 of latencies 1..200 = %d, want 199", got)
 	}
-	if got := p99(nil); got != 0 {
+	if got := p99(samples, lateness); got != 6 {
+		t.Errorf("p99 of lateness = %d, want 6", got)
+	}
+	if got := p99(samples, call); got != 196 { // n - n%7 is 196 for n from 196 to 200
+		t.Errorf("p99 of calls = %d, want 196", got)
+	}
+	if got := p99(nil, whole); got != 0 {
 		t.Errorf("p99 of nothing = %d, want 0", got)
+	}
+}
+
+// TestRunSplitsLatencyIntoLatenessAndCall runs probes that each take 30 ms
+// every 5 ms: the call part of their latency holds the 30 ms, the late
+// part (the probe not started yet) does not.
+func TestRunSplitsLatencyIntoLatenessAndCall(t *testing.T) {
+	const took = 30 * time.Millisecond
+	res := testing.Benchmark(func(b *testing.B) {
+		Run(b, 5*time.Millisecond, func(w *Windows, _ int) {
+			w.Rest(40 * time.Millisecond)
+			from := w.Begin()
+			time.Sleep(40 * time.Millisecond)
+			w.Busy(from)
+		}, func() error { time.Sleep(took); return nil })
+	})
+	for _, kind := range []string{"quiet", "busy"} {
+		if c := res.Extra[kind+"-call-p99-µs"]; c < float64(took.Microseconds()) {
+			t.Errorf("%s-call-p99-µs %v, want at least %v", kind, c, took.Microseconds())
+		}
+	}
+	if l := res.Extra["quiet-late-p99-µs"]; l >= float64(took.Microseconds()) {
+		t.Errorf("quiet-late-p99-µs %v: the probes' own %v counted as lateness", l, took)
 	}
 }
 
