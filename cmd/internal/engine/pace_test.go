@@ -20,10 +20,10 @@ func TestLongTaskRestsAfterEachRunOfSteps(t *testing.T) {
 	for i := range 20_000 {
 		f.sysCreate(wide, Spec{Name: fmt.Sprint("c", i)})
 	}
-	now, reads := time.Unix(0, 0), 0
+	now := time.Unix(0, 0)
 	var rests []time.Duration
 	f.e.wall = pace.Clock{
-		Now:   func() time.Time { reads++; now = now.Add(100 * time.Microsecond); return now },
+		Now:   func() time.Time { now = now.Add(100 * time.Microsecond); return now },
 		Sleep: func(d time.Duration) { rests = append(rests, d) },
 	}
 	before := len(f.rec.events)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
@@ -183,6 +184,29 @@ func (e *env) consumeJSON(t testing.TB, body string, out any) int {
 func (e *env) client(cred string, opts ...connect.ClientOption) governorv1connect.GovernorServiceClient {
 	opts = append(opts, connect.WithInterceptors(bearerAuth(cred)))
 	return governorv1connect.NewGovernorServiceClient(e.h2c, e.http.URL, opts...)
+}
+
+// wideNode creates through session, straight in the engine, a node named
+// name with n children named c0, c1, ..., waits until the record holds
+// them, and returns the node and its children's ids in order.
+func (e *env) wideNode(session engine.ID, name string, n int) (engine.ID, []uint64) {
+	e.t.Helper()
+	c := &engine.Call{Session: session}
+	eng := e.store.Engine
+	parent, err := eng.Create(c, 0, engine.Spec{Name: name})
+	kids := make([]uint64, 0, n)
+	for i := 0; i < n && err == nil; i++ {
+		var kid engine.NodeInfo
+		kid, err = eng.Create(c, parent.ID, engine.Spec{Name: fmt.Sprint("c", i)})
+		kids = append(kids, uint64(kid.ID))
+	}
+	if err == nil {
+		err = e.store.Wait(context.Background(), c.Seq)
+	}
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	return parent.ID, kids
 }
 
 // session opens a session with key and returns a client that uses it.

@@ -20,23 +20,12 @@ import (
 func TestGetNodeCopiesPagesIntoKeptMemory(t *testing.T) {
 	e := newEnv(t, sqliteURL(t))
 	client, sess := e.session(keyB)
-	c := &engine.Call{Session: engine.ID(sess.SessionId)}
-	eng := e.store.Engine
-	parent, err := eng.Create(c, 0, engine.Spec{Name: "wide"})
-	for i := 0; i < 2*engine.DefaultPageSize && err == nil; i++ {
-		_, err = eng.Create(c, parent.ID, engine.Spec{Name: fmt.Sprint("c", i)})
-	}
-	if err == nil {
-		err = e.store.Wait(context.Background(), c.Seq)
-	}
-	if err != nil {
-		t.Fatal(err)
-	}
+	parent, _ := e.wideNode(engine.ID(sess.SessionId), "wide", 2*engine.DefaultPageSize)
 	var kept *engine.NodeInfo         // the first slot of the page memory kept after the first page
 	var keptWire *governorv1.NodeInfo // the same for the answer's children
 	for i, cursor := 0, uint64(0); i < 2; i++ {
 		res, err := client.GetNode(context.Background(), connect.NewRequest(&governorv1.GetNodeRequest{
-			NodeId: uint64(parent.ID), IncludeChildren: true, Cursor: cursor,
+			NodeId: uint64(parent), IncludeChildren: true, Cursor: cursor,
 		}))
 		if err != nil {
 			t.Fatal(err)
@@ -82,36 +71,22 @@ func TestGetNodeCopiesPagesIntoKeptMemory(t *testing.T) {
 func TestConcurrentAnswersEachHaveTheirPage(t *testing.T) {
 	e := newEnv(t, "")
 	client, sess := e.session(keyB)
-	c := &engine.Call{Session: engine.ID(sess.SessionId)}
-	eng := e.store.Engine
 	const kids, size = 3000, 100
-	parent, err := eng.Create(c, 0, engine.Spec{Name: "wide"})
-	ids := make([]uint64, kids)
-	for i := 0; i < kids && err == nil; i++ {
-		var n engine.NodeInfo
-		n, err = eng.Create(c, parent.ID, engine.Spec{Name: fmt.Sprint("c", i)})
-		ids[i] = uint64(n.ID)
-	}
-	if err == nil {
-		err = e.store.Wait(context.Background(), c.Seq)
-	}
-	if err != nil {
-		t.Fatal(err)
-	}
+	parent, ids := e.wideNode(engine.ID(sess.SessionId), "wide", kids)
 	var wg sync.WaitGroup
 	for range 2 * shelfPages {
 		wg.Go(func() {
 			read := 0
 			for cursor := uint64(0); ; {
 				res, err := client.GetNode(context.Background(), connect.NewRequest(&governorv1.GetNodeRequest{
-					NodeId: uint64(parent.ID), IncludeChildren: true, Cursor: cursor, PageSize: size,
+					NodeId: uint64(parent), IncludeChildren: true, Cursor: cursor, PageSize: size,
 				}))
 				if err != nil {
 					t.Error(err)
 					return
 				}
 				for _, k := range res.Msg.Children {
-					if read >= kids || k.Id != ids[read] || k.Name != fmt.Sprint("c", read) || k.ParentId != uint64(parent.ID) || k.CreatedAt == nil {
+					if read >= kids || k.Id != ids[read] || k.Name != fmt.Sprint("c", read) || k.ParentId != uint64(parent) || k.CreatedAt == nil {
 						t.Errorf("child %d of the node came as %v", read, k)
 						return
 					}

@@ -69,24 +69,15 @@ func benchWideTenantOverTheAPI(b *testing.B, url string) {
 	ctx := context.Background()
 	b.ResetTimer()
 	stallbench.Run(b, time.Millisecond, func(w *stallbench.Windows, n int) {
-		c := &engine.Call{Session: ws}
-		parent, err := eng.Create(c, 0, engine.Spec{Name: fmt.Sprint("wide", n)})
-		for i := 0; i < stallChildren && err == nil; i++ {
-			_, err = eng.Create(c, parent.ID, engine.Spec{Name: fmt.Sprint("c", i)})
-		}
-		if err == nil {
-			err = e.store.Wait(ctx, c.Seq)
-		}
-		if err == nil { // the snapshot the build asked for is taken now, not in a window
-			err = e.store.SnapshotNow(ctx)
-		}
-		if err != nil {
+		parent, _ := e.wideNode(ws, fmt.Sprint("wide", n), stallChildren)
+		// the snapshot the build asked for is taken now, not in a window
+		if err := e.store.SnapshotNow(ctx); err != nil {
 			b.Fatal(err)
 		}
 		w.Settle(stallRest)
 		w.Rest(stallRest)
 		from := w.Begin()
-		read, err := wide.describeAndCancel(e.http.URL, sess.Token, uint64(parent.ID))
+		read, err := wide.describeAndCancel(e.http.URL, sess.Token, uint64(parent))
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -150,17 +141,9 @@ func settle(b *testing.B, e *env, do func(c *engine.Call) error) {
 // of it compressing the answer.
 func BenchmarkDescribePage(b *testing.B) {
 	e, _, _ := benchEnv(b, "")
-	eng := e.store.Engine
 	wide, sess := e.session(keyB)
-	c := &engine.Call{Session: engine.ID(sess.SessionId)}
-	parent, err := eng.Create(c, 0, engine.Spec{Name: "wide"})
-	for i := 0; i < engine.DefaultPageSize && err == nil; i++ {
-		_, err = eng.Create(c, parent.ID, engine.Spec{Name: fmt.Sprint("c", i)})
-	}
-	if err != nil {
-		b.Fatal(err)
-	}
-	req := connect.NewRequest(&governorv1.GetNodeRequest{NodeId: uint64(parent.ID), IncludeChildren: true})
+	parent, _ := e.wideNode(engine.ID(sess.SessionId), "wide", engine.DefaultPageSize)
+	req := connect.NewRequest(&governorv1.GetNodeRequest{NodeId: uint64(parent), IncludeChildren: true})
 	run(b, 1, func() error {
 		res, err := wide.GetNode(context.Background(), req)
 		if err == nil && len(res.Msg.Children) != engine.DefaultPageSize {
