@@ -48,3 +48,52 @@ func TestLongTaskRestsAfterEachRunOfSteps(t *testing.T) {
 		}
 	}
 }
+
+// TestEveryLongTaskRests checks SPEC §2's promise for each long task the
+// engine takes in parts besides a cancel: a snapshot's capture of 20,000
+// changed nodes, a page of 5,000 children copied in chunks, and the
+// removal of 20,000 ended nodes each rest once a run of their parts has
+// taken pace.Run, on a machine time that moves 100 µs each time it is read.
+func TestEveryLongTaskRests(t *testing.T) {
+	f := newFixture(t)
+	set := DefaultSettings()
+	set.NodeRetention = time.Second
+	must(t, f.e.Configure(f.sys(), set))
+	wide := f.sysCreate(f.tenant(Spec{Name: "wide"}), Spec{Name: "wide"})
+	for i := range 20_000 {
+		f.sysCreate(wide, Spec{Name: fmt.Sprint("c", i)})
+	}
+	now, rests := time.Unix(0, 0), 0
+	f.e.wall = pace.Clock{
+		Now:   func() time.Time { now = now.Add(100 * time.Microsecond); return now },
+		Sleep: func(time.Duration) { rests++ },
+	}
+	for _, task := range []struct {
+		name string
+		run  func()
+	}{
+		{"capture", func() { f.e.Capture() }},
+		{"describe", func() {
+			_, kids, _, err := f.e.Describe(f.sys(), wide, &Page{Size: MaxPageSize})
+			must(t, err)
+			if len(kids) != MaxPageSize {
+				t.Fatalf("a page of %d children, want %d", len(kids), MaxPageSize)
+			}
+		}},
+		{"removal", func() {
+			must(t, f.e.Cancel(f.sys(), wide))
+			rests = 0 // the cancel's rests are TestLongTaskRestsAfterEachRunOfSteps's
+			f.clock.Advance(2 * time.Second)
+			f.e.Reap(f.sys())
+			if n := f.e.Stats().Nodes; n > 10 {
+				t.Fatalf("%d nodes left after the removal", n)
+			}
+		}},
+	} {
+		rests = 0
+		task.run()
+		if rests == 0 {
+			t.Errorf("the %s never rested", task.name)
+		}
+	}
+}
