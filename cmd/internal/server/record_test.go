@@ -21,6 +21,9 @@ func TestMain(m *testing.M) {
 	if os.Getenv(wideClientEnv) != "" {
 		os.Exit(wideClient())
 	}
+	if args := os.Getenv(quietClientEnv); args != "" {
+		os.Exit(quietClient(args))
+	}
 	os.Exit(pgtest.Main(m))
 }
 

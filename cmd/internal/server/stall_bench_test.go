@@ -58,7 +58,8 @@ func BenchmarkWideTenantOverTheAPI(b *testing.B) {
 }
 
 func benchWideTenantOverTheAPI(b *testing.B, url string) {
-	e, quiet, task := benchEnv(b, url)
+	e, _, task := benchEnv(b, url)
+	_, qs := e.session(keyA)
 	eng := e.store.Engine
 	set := eng.Settings()
 	set.NodeRetention = time.Second
@@ -68,7 +69,7 @@ func benchWideTenantOverTheAPI(b *testing.B, url string) {
 	wide := startWideClient(b)
 	ctx := context.Background()
 	b.ResetTimer()
-	stallbench.Run(b, time.Millisecond, func(w *stallbench.Windows, n int) {
+	stallbench.RunWith(b, func(w *stallbench.Windows, n int) {
 		parent, _ := e.wideNode(ws, fmt.Sprint("wide", n), stallChildren)
 		// the snapshot the build asked for is taken now, not in a window
 		if err := e.store.SnapshotNow(ctx); err != nil {
@@ -90,7 +91,7 @@ func benchWideTenantOverTheAPI(b *testing.B, url string) {
 		if nodes := eng.Stats().Nodes; nodes > 10 {
 			b.Errorf("the reaper left %d nodes in the tree past their retention", nodes)
 		}
-	}, consumeProbe(quiet, task))
+	}, quietProber(b, e.http.URL, qs.Token, task, time.Millisecond))
 }
 
 // BenchmarkStallFloorOverTheAPI is BenchmarkWideTenantOverTheAPI/memory
@@ -101,16 +102,17 @@ func benchWideTenantOverTheAPI(b *testing.B, url string) {
 // it, as BenchmarkWideTreeStall's reads against the engine's
 // BenchmarkStallFloor.
 func BenchmarkStallFloorOverTheAPI(b *testing.B) {
-	_, quiet, task := benchEnv(b, "")
+	e, _, task := benchEnv(b, "")
+	_, qs := e.session(keyA)
 	b.ResetTimer()
-	stallbench.Run(b, time.Millisecond, func(w *stallbench.Windows, _ int) {
+	stallbench.RunWith(b, func(w *stallbench.Windows, _ int) {
 		w.Settle(stallRest)
 		w.Rest(stallRest)
 		from := w.Begin()
 		for time.Since(from) < stallFloorBusy {
 		}
 		w.Busy(from)
-	}, consumeProbe(quiet, task))
+	}, quietProber(b, e.http.URL, qs.Token, task, time.Millisecond))
 }
 
 // consumeProbe is the quiet tenant's call in the stall benchmarks: a

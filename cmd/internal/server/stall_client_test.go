@@ -2,6 +2,7 @@ package server
 
 import (
 	"bufio"
+	"cmp"
 	"context"
 	"fmt"
 	"io"
@@ -10,9 +11,11 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"connectrpc.com/connect"
 
+	"governor.dev/governor/cmd/internal/stallbench"
 	governorv1 "governor.dev/governor/internal/gen/governor/v1"
 	"governor.dev/governor/internal/gen/governor/v1/governorv1connect"
 )
@@ -62,6 +65,69 @@ func describeAndCancel(ctx context.Context, client governorv1connect.GovernorSer
 	}
 	_, err := client.CancelNode(ctx, connect.NewRequest(&governorv1.CancelNodeRequest{NodeId: node}))
 	return read, err
+}
+
+// quietClientEnv, set to "URL TOKEN TASK PERIOD", makes the test binary
+// the quiet tenant of the stall benchmarks, a program of its own as a
+// tenant is: it consumes 1 of "req" on TASK every PERIOD over the API at
+// URL as the session of TOKEN (stallbench.Probes), writing each answer on
+// its standard output (stallbench.WriteAnswers), until its standard input
+// ends.
+const quietClientEnv = "GOVERNOR_STALL_QUIET_CLIENT"
+
+// quietClient is the quiet tenant's program; it returns the exit code.
+func quietClient(args string) int {
+	var url, token, every string
+	var task uint64
+	_, err := fmt.Sscan(args, &url, &token, &task, &every)
+	period, perr := time.ParseDuration(every)
+	if err = cmp.Or(err, perr); err != nil || period <= 0 {
+		fmt.Fprintf(os.Stderr, "%s=%q: want URL TOKEN TASK PERIOD, PERIOD a positive duration: %v\n", quietClientEnv, args, err)
+		return 2
+	}
+	client := governorv1connect.NewGovernorServiceClient(h2cClient(), url, connect.WithInterceptors(bearerAuth(token)))
+	stop := make(chan struct{})
+	go func() {
+		io.Copy(io.Discard, os.Stdin)
+		close(stop)
+	}()
+	stallbench.Probes(period, consumeProbe(client, task))(stop, stallbench.WriteAnswers(os.Stdout))
+	return 0
+}
+
+// quietProber is the stallbench.Prober whose probes are the quiet tenant's
+// program (quietClientEnv) consuming on task every period over the API at
+// url as the session of token.
+func quietProber(b *testing.B, url, token string, task uint64, period time.Duration) stallbench.Prober {
+	return func(stop <-chan struct{}, done stallbench.Answered) {
+		cmd := exec.Command(os.Args[0], "-test.run=^$")
+		cmd.Env = append(os.Environ(), fmt.Sprintf("%s=%s %s %d %s", quietClientEnv, url, token, task, period))
+		cmd.Stderr = os.Stderr
+		in, err := cmd.StdinPipe()
+		if err != nil {
+			b.Error(err)
+			return
+		}
+		out, err := cmd.StdoutPipe()
+		if err != nil {
+			b.Error(err)
+			return
+		}
+		if err := cmd.Start(); err != nil {
+			b.Error(err)
+			return
+		}
+		go func() {
+			<-stop
+			in.Close()
+		}()
+		if err := stallbench.ReadAnswers(out, done); err != nil {
+			b.Errorf("the quiet tenant's program: %v", err)
+		}
+		if err := cmd.Wait(); err != nil {
+			b.Errorf("the quiet tenant's program: %v", err)
+		}
+	}
 }
 
 // wideProcess is the wide tenant's program running beside the benchmark.

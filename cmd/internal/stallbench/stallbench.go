@@ -93,108 +93,160 @@ func (w *Windows) Busy(from time.Time) {
 	w.end(window{from: from, to: time.Now(), busy: true, gcs: gcCycles() - w.gcAt})
 }
 
-// sample is one probe: its scheduled instant, its latency from then, and
+// Sample is one probe: its scheduled instant, its latency from then, and
 // how late it started, the part of the latency before the probe ran at
 // all (a goroutine is started for it once the loop that schedules probes
 // wakes up, so this is mostly that loop waking late).
-type sample struct {
-	at   time.Time
-	lat  time.Duration
-	late time.Duration
+type Sample struct {
+	At   time.Time
+	Lat  time.Duration
+	Late time.Duration
 }
 
 // whole, lateness and call are the parts of a sample's latency reported:
 // all of it, the part before the probe started, and the probe's own call.
-func whole(s sample) time.Duration    { return s.lat }
-func lateness(s sample) time.Duration { return s.late }
-func call(s sample) time.Duration     { return s.lat - s.late }
+func whole(s Sample) time.Duration    { return s.Lat }
+func lateness(s Sample) time.Duration { return s.Late }
+func call(s Sample) time.Duration     { return s.Lat - s.Late }
+
+// Answered is what Probes hands on for each probe that has answered: its
+// sample, its error, and the instant before which every probe scheduled
+// has answered (so that a window ending then is complete).
+type Answered func(s Sample, err error, before time.Time)
+
+// Prober runs the probes of Run: it starts one every period, in open loop,
+// until stop is closed, hands each answer to done (one at a time), and
+// returns once every probe it started has answered. Probes is the prober
+// that calls a function in this process; a prober may as well run them
+// in a program of its own, as another tenant does (ReadAnswers).
+type Prober func(stop <-chan struct{}, done Answered)
+
+// Probes is the Prober that calls probe every period, each call on a
+// goroutine of its own: a probe's latency counts from its scheduled
+// instant, and a slow probe delays no other, as callers that do not wait
+// for each other.
+func Probes(period time.Duration, probe func() error) Prober {
+	return func(stop <-chan struct{}, done Answered) {
+		var (
+			calls   sync.WaitGroup
+			mu      sync.Mutex            // guards running and next, and serializes done
+			running = map[int]time.Time{} // the scheduled instants of the probes under way, by number
+			next    time.Time             // the instant of the next probe to be scheduled
+		)
+		// before is the instant before which every probe scheduled has
+		// answered; mu held.
+		before := func() time.Time {
+			low := next
+			for _, at := range running {
+				if at.Before(low) {
+					low = at
+				}
+			}
+			return low
+		}
+		start := time.Now()
+		for i := 0; ; i++ {
+			at := start.Add(time.Duration(i) * period)
+			mu.Lock()
+			next = at
+			mu.Unlock()
+			select {
+			case <-stop:
+				calls.Wait()
+				return
+			default:
+			}
+			if d := time.Until(at); d > 0 {
+				time.Sleep(d)
+			}
+			mu.Lock()
+			running[i] = at
+			mu.Unlock()
+			calls.Go(func() {
+				late := time.Since(at)
+				err := probe()
+				lat := time.Since(at)
+				mu.Lock()
+				defer mu.Unlock()
+				delete(running, i)
+				done(Sample{At: at, Lat: lat, Late: late}, err, before())
+			})
+		}
+	}
+}
 
 // Run calls loop max(b.N, 3) times on a goroutine of its own while it
-// starts probe every period, each on a goroutine of its own (open loop: a
-// probe's latency counts from its scheduled instant, and a slow probe
-// delays no other, as callers that do not wait for each other), and
-// reports the p99 latency of the probes scheduled in quiet windows
-// (quiet-p99-µs), in busy windows (busy-p99-µs) and their ratio
-// (busy/quiet), the p99 of the two parts of that latency in each kind of
-// window (-late-: before the probe started, mostly the loop scheduling
-// probes waking late; -call-: the probe's own call), the mean number of
-// garbage collection cycles completed in a window of each kind (quiet-gcs,
-// busy-gcs: a probe waits for a processor while the collector's worker
-// holds one), and the mean length of a busy window (busy-ms: how long the
-// loop's busy work took). A probe that fails fails the benchmark.
+// starts probe every period (Probes), and reports what RunWith does.
 func Run(b *testing.B, period time.Duration, loop func(w *Windows, n int), probe func() error) {
 	b.Helper()
+	RunWith(b, loop, Probes(period, probe))
+}
+
+// RunWith calls loop max(b.N, 3) times on a goroutine of its own while
+// prober runs the probes, and reports the p99 latency of the probes
+// scheduled in quiet windows (quiet-p99-µs), in busy windows (busy-p99-µs)
+// and their ratio (busy/quiet), the p99 of the two parts of that latency
+// in each kind of window (-late-: before the probe started, mostly the
+// loop scheduling probes waking late; -call-: the probe's own call), the
+// mean number of garbage collection cycles this process completed in a
+// window of each kind (quiet-gcs, busy-gcs: a probe waits for a processor
+// while the collector's worker holds one), and the mean length of a busy
+// window (busy-ms: how long the loop's busy work took). A probe that fails
+// fails the benchmark.
+func RunWith(b *testing.B, loop func(w *Windows, n int), prober Prober) {
+	b.Helper()
 	var (
-		probes  sync.WaitGroup
-		mu      sync.Mutex // guards samples, failed and running
-		samples []sample
-		failed  error
-		running = map[int]time.Time{} // the scheduled instants of the probes under way, by number
+		mu       sync.Mutex // guards samples, failed and answered
+		samples  []Sample
+		failed   error
+		answered time.Time // every probe scheduled before it has answered
 	)
+	stop, probed := make(chan struct{}), make(chan struct{})
 	w := &Windows{open: func(before time.Time) bool {
-		mu.Lock()
-		defer mu.Unlock()
-		for _, at := range running {
-			if at.Before(before) {
-				return true
-			}
-		}
-		return false
-	}}
-	finished := make(chan struct{})
-	go func() {
-		defer close(finished)
-		for n := range max(b.N, 3) {
-			loop(w, n)
-		}
-	}()
-	start := time.Now()
-	for i := 0; ; i++ {
 		select {
-		case <-finished:
-			probes.Wait()
-			if failed != nil {
-				b.Fatal(failed)
-			}
-			slices.SortFunc(samples, func(x, y sample) int { return x.at.Compare(y.at) })
-			quiet, busy := split(samples, w.list)
-			qp, bp := p99(quiet, whole), p99(busy, whole)
-			b.ReportMetric(float64(qp.Microseconds()), "quiet-p99-µs")
-			b.ReportMetric(float64(bp.Microseconds()), "busy-p99-µs")
-			b.ReportMetric(float64(bp)/float64(qp), "busy/quiet")
-			for _, part := range []struct {
-				name string
-				of   func(sample) time.Duration
-			}{{"late", lateness}, {"call", call}} {
-				b.ReportMetric(float64(p99(quiet, part.of).Microseconds()), "quiet-"+part.name+"-p99-µs")
-				b.ReportMetric(float64(p99(busy, part.of).Microseconds()), "busy-"+part.name+"-p99-µs")
-			}
-			b.ReportMetric(gcsPerWindow(w.list, false), "quiet-gcs")
-			b.ReportMetric(gcsPerWindow(w.list, true), "busy-gcs")
-			b.ReportMetric(float64(busyTime(w.list).Microseconds())/1000, "busy-ms")
-			return
+		case <-probed: // nothing more will answer
+			return false
 		default:
 		}
-		at := start.Add(time.Duration(i) * period)
-		if d := time.Until(at); d > 0 {
-			time.Sleep(d)
-		}
 		mu.Lock()
-		running[i] = at
-		mu.Unlock()
-		probes.Go(func() {
-			late := time.Since(at)
-			err := probe()
-			lat := time.Since(at)
+		defer mu.Unlock()
+		return answered.Before(before)
+	}}
+	go func() {
+		defer close(probed)
+		prober(stop, func(s Sample, err error, before time.Time) {
 			mu.Lock()
 			defer mu.Unlock()
-			delete(running, i)
-			samples = append(samples, sample{at: at, lat: lat, late: late})
+			samples, answered = append(samples, s), before
 			if err != nil && failed == nil {
 				failed = err
 			}
 		})
+	}()
+	for n := range max(b.N, 3) {
+		loop(w, n)
 	}
+	close(stop)
+	<-probed
+	if failed != nil {
+		b.Fatal(failed)
+	}
+	slices.SortFunc(samples, func(x, y Sample) int { return x.At.Compare(y.At) })
+	quiet, busy := split(samples, w.list)
+	qp, bp := p99(quiet, whole), p99(busy, whole)
+	b.ReportMetric(float64(qp.Microseconds()), "quiet-p99-µs")
+	b.ReportMetric(float64(bp.Microseconds()), "busy-p99-µs")
+	b.ReportMetric(float64(bp)/float64(qp), "busy/quiet")
+	for _, part := range []struct {
+		name string
+		of   func(Sample) time.Duration
+	}{{"late", lateness}, {"call", call}} {
+		b.ReportMetric(float64(p99(quiet, part.of).Microseconds()), "quiet-"+part.name+"-p99-µs")
+		b.ReportMetric(float64(p99(busy, part.of).Microseconds()), "busy-"+part.name+"-p99-µs")
+	}
+	b.ReportMetric(gcsPerWindow(w.list, false), "quiet-gcs")
+	b.ReportMetric(gcsPerWindow(w.list, true), "busy-gcs")
+	b.ReportMetric(float64(busyTime(w.list).Microseconds())/1000, "busy-ms")
 }
 
 // busyTime is the mean length of the busy windows; 0 for none.
@@ -213,12 +265,12 @@ func busyTime(windows []window) time.Duration {
 
 // split sorts the samples scheduled in a window by the window's kind; both
 // lists are in time order.
-func split(samples []sample, windows []window) (quiet, busy []sample) {
+func split(samples []Sample, windows []window) (quiet, busy []Sample) {
 	i := 0
 	for _, w := range windows {
-		for ; i < len(samples) && samples[i].at.Before(w.to); i++ {
+		for ; i < len(samples) && samples[i].At.Before(w.to); i++ {
 			switch {
-			case samples[i].at.Before(w.from):
+			case samples[i].At.Before(w.from):
 			case w.busy:
 				busy = append(busy, samples[i])
 			default:
@@ -230,7 +282,7 @@ func split(samples []sample, windows []window) (quiet, busy []sample) {
 }
 
 // p99 is the 99th percentile of part of the samples; 0 for none.
-func p99(samples []sample, part func(sample) time.Duration) time.Duration {
+func p99(samples []Sample, part func(Sample) time.Duration) time.Duration {
 	if len(samples) == 0 {
 		return 0
 	}

@@ -1,7 +1,11 @@
 package stallbench
 
 import (
+	"bytes"
+	"errors"
 	"runtime"
+	"slices"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -16,19 +20,19 @@ func TestSplitSortsSamplesByTheirWindow(t *testing.T) {
 		{from: at(20), to: at(30), busy: true},
 		{from: at(40), to: at(50)},
 	}
-	samples := []sample{
-		{at: at(5), lat: 1},  // before any window
-		{at: at(12), lat: 2}, // quiet
-		{at: at(25), lat: 3}, // busy
-		{at: at(35), lat: 4}, // between windows
-		{at: at(45), lat: 5}, // quiet
-		{at: at(55), lat: 6}, // after every window
+	samples := []Sample{
+		{At: at(5), Lat: 1},  // before any window
+		{At: at(12), Lat: 2}, // quiet
+		{At: at(25), Lat: 3}, // busy
+		{At: at(35), Lat: 4}, // between windows
+		{At: at(45), Lat: 5}, // quiet
+		{At: at(55), Lat: 6}, // after every window
 	}
 	quiet, busy := split(samples, windows)
-	if len(quiet) != 2 || quiet[0].lat != 2 || quiet[1].lat != 5 {
+	if len(quiet) != 2 || quiet[0].Lat != 2 || quiet[1].Lat != 5 {
 		t.Errorf("quiet = %v, want the samples of latency 2 and 5", quiet)
 	}
-	if len(busy) != 1 || busy[0].lat != 3 {
+	if len(busy) != 1 || busy[0].Lat != 3 {
 		t.Errorf("busy = %v, want the sample of latency 3", busy)
 	}
 }
@@ -36,10 +40,10 @@ func TestSplitSortsSamplesByTheirWindow(t *testing.T) {
 // TestP99 takes the 99th percentile of each part of 200 samples: latencies
 // 1 to 200, of which the sample of latency n started n%7 late.
 func TestP99(t *testing.T) {
-	samples := make([]sample, 200)
+	samples := make([]Sample, 200)
 	for i := range samples {
 		n := time.Duration(200 - i)
-		samples[i] = sample{lat: n, late: n % 7}
+		samples[i] = Sample{Lat: n, Late: n % 7}
 	}
 	if got := p99(samples, whole); got != 199 {
 		t.Errorf("p99 of latencies 1..200 = %d, want 199", got)
@@ -145,5 +149,127 @@ func TestBusyTimeIsTheMeanOfTheBusyWindows(t *testing.T) {
 	}
 	if got := busyTime(nil); got != 0 {
 		t.Errorf("busyTime of no window = %v, want 0", got)
+	}
+}
+
+// TestProbesSayWhatHasAnswered runs probes of which every third takes
+// 20 ms, so that answers come out of order, and checks that whenever an
+// answer says that every probe scheduled before an instant has answered,
+// every probe scheduled before it has indeed been handed on.
+func TestProbesSayWhatHasAnswered(t *testing.T) {
+	const period = time.Millisecond
+	var (
+		mu      sync.Mutex
+		calls   int
+		ats     []time.Time // the answers' instants, in the order handed on
+		befores []time.Time
+	)
+	stop := make(chan struct{})
+	time.AfterFunc(100*time.Millisecond, func() { close(stop) })
+	Probes(period, func() error {
+		mu.Lock()
+		calls++
+		slow := calls%3 == 1
+		mu.Unlock()
+		if slow {
+			time.Sleep(20 * time.Millisecond)
+		}
+		return nil
+	})(stop, func(s Sample, _ error, before time.Time) {
+		ats, befores = append(ats, s.At), append(befores, before)
+	})
+	start := slices.MinFunc(ats, time.Time.Compare)
+	for i, before := range befores {
+		scheduled := int((before.Sub(start) + period - 1) / period) // the instants start, start+period, ... before it
+		handed := 0
+		for _, at := range ats[:i+1] {
+			if at.Before(before) {
+				handed++
+			}
+		}
+		if handed != scheduled {
+			t.Fatalf("answer %d says every probe scheduled in the first %v has answered: %d were scheduled, %d handed on", i, before.Sub(start), scheduled, handed)
+		}
+	}
+	if len(ats) < 50 {
+		t.Fatalf("%d probes answered in 100 ms, one every %v; want at least 50", len(ats), period)
+	}
+}
+
+// TestAnswersCrossAProgram writes two answers, one failed, as a prober in
+// another program does, and reads them back.
+func TestAnswersCrossAProgram(t *testing.T) {
+	type answer struct {
+		s      Sample
+		err    string
+		before time.Time
+	}
+	sent := []answer{
+		{Sample{At: time.Unix(1700000000, 123), Lat: 2500 * time.Microsecond, Late: 700 * time.Microsecond}, "", time.Unix(1700000000, 99)},
+		{Sample{At: time.Unix(1700000001, 5), Lat: time.Second, Late: 0}, "unavailable:\nno leader", time.Unix(1700000001, 5)},
+	}
+	var wire bytes.Buffer
+	write := WriteAnswers(&wire)
+	for _, a := range sent {
+		var err error
+		if a.err != "" {
+			err = errors.New(a.err)
+		}
+		write(a.s, err, a.before)
+	}
+	var got []answer
+	if err := ReadAnswers(&wire, func(s Sample, err error, before time.Time) {
+		a := answer{s: s, before: before}
+		if err != nil {
+			a.err = err.Error()
+		}
+		got = append(got, a)
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if len(got) != 2 {
+		t.Fatalf("read %d answers, want 2", len(got))
+	}
+	for i, a := range got {
+		want := sent[i]
+		if !a.s.At.Equal(want.s.At) || a.s.Lat != want.s.Lat || a.s.Late != want.s.Late || !a.before.Equal(want.before) {
+			t.Errorf("answer %d read as %+v before %v, want %+v before %v", i, a.s, a.before, want.s, want.before)
+		}
+	}
+	if got[0].err != "" || got[1].err != "unavailable: no leader" {
+		t.Errorf("errors read as %q and %q, want none and %q", got[0].err, got[1].err, "unavailable: no leader")
+	}
+	if err := ReadAnswers(strings.NewReader("12 not-a-number 3 4\n"), func(Sample, error, time.Time) {}); err == nil {
+		t.Error("a line that is not an answer was read without an error")
+	}
+}
+
+// TestRunWaitsForTheProber runs a prober whose answers say every probe up
+// to 30 ms ago has answered: a busy window ends only once its probes have,
+// that is 30 ms after its busy work.
+func TestRunWaitsForTheProber(t *testing.T) {
+	const lag = 30 * time.Millisecond
+	var waited time.Duration
+	testing.Benchmark(func(b *testing.B) {
+		RunWith(b, func(w *Windows, _ int) {
+			w.Rest(5 * time.Millisecond)
+			from := w.Begin()
+			to := time.Now()
+			w.Busy(from)
+			waited = time.Since(to)
+		}, func(stop <-chan struct{}, done Answered) {
+			for {
+				select {
+				case <-stop:
+					return
+				case <-time.After(time.Millisecond):
+					now := time.Now()
+					done(Sample{At: now.Add(-lag), Lat: lag}, nil, now.Add(-lag))
+				}
+			}
+		})
+	})
+	if waited < lag {
+		t.Fatalf("the busy window ended %v after its work; its probes answered only %v after", waited, lag)
 	}
 }
