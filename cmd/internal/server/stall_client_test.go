@@ -10,6 +10,7 @@ import (
 	"os/exec"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -98,7 +99,7 @@ func quietClient(args string) int {
 // quietProber is the stallbench.Prober whose probes are the quiet tenant's
 // program (quietClientEnv) consuming on task every period over the API at
 // url as the session of token.
-func quietProber(b *testing.B, url, token string, task uint64, period time.Duration) stallbench.Prober {
+func quietProber(b testing.TB, url, token string, task uint64, period time.Duration) stallbench.Prober {
 	return func(stop <-chan struct{}, done stallbench.Answered) {
 		cmd := exec.Command(os.Args[0], "-test.run=^$")
 		cmd.Env = append(os.Environ(), fmt.Sprintf("%s=%s %s %d %s", quietClientEnv, url, token, task, period))
@@ -176,4 +177,58 @@ func (p *wideProcess) describeAndCancel(url, token string, node uint64) (int, er
 		return 0, fmt.Errorf("the wide tenant's program: %s", msg)
 	}
 	return strconv.Atoi(line)
+}
+
+// TestQuietTenantProgramProbes runs the quiet tenant's program against
+// governord until 20 of its consumes have answered, once with a session's
+// token and once with a token that is no session's: the first's consumes
+// all succeed and charge the task, the second's all fail, and the failure
+// reaches this process.
+func TestQuietTenantProgramProbes(t *testing.T) {
+	e := newEnv(t, "")
+	cl, sess := e.session(keyA)
+	res, err := cl.CreateNode(context.Background(), connect.NewRequest(&governorv1.CreateNodeRequest{
+		Spec: &governorv1.NodeSpec{Name: "probed", Quotas: map[string]int64{"req": 1 << 40}},
+	}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	task := res.Msg.Node.Id
+	const enough = 20
+	probe := func(token string) (answers int, failures []error) {
+		stop := make(chan struct{})
+		var once sync.Once
+		end := func() { once.Do(func() { close(stop) }) }
+		defer time.AfterFunc(time.Minute, end).Stop()
+		var last time.Time
+		quietProber(t, e.http.URL, token, task, 5*time.Millisecond)(stop, func(s stallbench.Sample, err error, before time.Time) {
+			answers++
+			if err != nil {
+				failures = append(failures, err)
+			}
+			if before.Before(last) {
+				t.Errorf("answer %d says every probe before %v has answered, after one that said %v", answers, before, last)
+			}
+			last = before
+			if answers == enough {
+				end()
+			}
+		})
+		return answers, failures
+	}
+	answers, failures := probe(sess.Token)
+	if answers < enough || len(failures) > 0 {
+		t.Fatalf("with a session's token, %d answers, failures %v; want at least %d, none failed", answers, failures, enough)
+	}
+	node, err := cl.GetNode(context.Background(), connect.NewRequest(&governorv1.GetNodeRequest{NodeId: task}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if used := node.Msg.Node.Resources["req"].GetUsed(); used != int64(answers) {
+		t.Errorf("the task used %d of req after %d consumes of 1", used, answers)
+	}
+	answers, failures = probe("no-such-token")
+	if answers < enough || len(failures) != answers || !strings.Contains(failures[0].Error(), "unauthenticated") {
+		t.Fatalf("with a token that is no session's, %d answers and failures %v; want every answer unauthenticated", answers, failures)
+	}
 }
