@@ -26,7 +26,7 @@ type Windows struct {
 	trace *os.File // the execution trace of the busy window under way, if any
 	gcAt  uint64   // gcCycles at the start of the busy window under way
 	// open reports whether a probe scheduled before the instant given has
-	// not answered yet; nil outside Run.
+	// not answered yet; nil outside RunWith.
 	open func(time.Time) bool
 }
 
@@ -175,15 +175,15 @@ func Probes(period time.Duration, probe func() error) Prober {
 	}
 }
 
-// Run calls loop max(b.N, 3) times on a goroutine of its own while it
-// starts probe every period (Probes), and reports what RunWith does.
+// Run calls loop max(b.N, 3) times while it starts probe every period
+// (Probes), and reports what RunWith does.
 func Run(b *testing.B, period time.Duration, loop func(w *Windows, n int), probe func() error) {
 	b.Helper()
 	RunWith(b, loop, Probes(period, probe))
 }
 
-// RunWith calls loop max(b.N, 3) times on a goroutine of its own while
-// prober runs the probes, and reports the p99 latency of the probes
+// RunWith calls loop max(b.N, 3) times while prober runs the probes on a
+// goroutine of its own, and reports the p99 latency of the probes
 // scheduled in quiet windows (quiet-p99-µs), in busy windows (busy-p99-µs)
 // and their ratio (busy/quiet), the p99 of the two parts of that latency
 // in each kind of window (-late-: before the probe started, mostly the
@@ -223,11 +223,17 @@ func RunWith(b *testing.B, loop func(w *Windows, n int), prober Prober) {
 			}
 		})
 	}()
+	// the probes end once the loops have, or once one has failed the
+	// benchmark
+	end := sync.OnceFunc(func() {
+		close(stop)
+		<-probed
+	})
+	defer end()
 	for n := range max(b.N, 3) {
 		loop(w, n)
 	}
-	close(stop)
-	<-probed
+	end()
 	if failed != nil {
 		b.Fatal(failed)
 	}

@@ -273,3 +273,20 @@ func TestRunWaitsForTheProber(t *testing.T) {
 		t.Fatalf("the busy window ended %v after its work; its probes answered only %v after", waited, lag)
 	}
 }
+
+// TestAFailedLoopEndsTheProbes fails the benchmark in its loop: the
+// prober is still told to stop, and Run returns only once it has.
+func TestAFailedLoopEndsTheProbes(t *testing.T) {
+	stopped := make(chan struct{})
+	testing.Benchmark(func(b *testing.B) {
+		RunWith(b, func(*Windows, int) { b.Fatal("the loop failed") }, func(stop <-chan struct{}, _ Answered) {
+			<-stop
+			close(stopped)
+		})
+	})
+	select {
+	case <-stopped:
+	default:
+		t.Fatal("the benchmark ended with its prober still running")
+	}
+}
