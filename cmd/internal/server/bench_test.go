@@ -21,7 +21,7 @@ import (
 
 // benchEnv is a governord on the record at url ("" for memory) with a task
 // whose "req" quota will not run out, and a session of tenant a.
-func benchEnv(b *testing.B, url string) (*env, governorv1connect.GovernorServiceClient, uint64) {
+func benchEnv(b testing.TB, url string) (*env, governorv1connect.GovernorServiceClient, uint64) {
 	e := newEnv(b, url)
 	cl, _ := e.session(keyA)
 	res, err := cl.CreateNode(context.Background(), connect.NewRequest(&governorv1.CreateNodeRequest{

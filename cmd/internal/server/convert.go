@@ -50,7 +50,14 @@ func stamp(ns int64) *timestamppb.Timestamp {
 	if ns == 0 {
 		return nil
 	}
-	return timestamppb.New(time.Unix(0, ns))
+	return setStamp(&timestamppb.Timestamp{}, ns)
+}
+
+// setStamp sets ts to the unix-nanosecond time ns and returns it.
+func setStamp(ts *timestamppb.Timestamp, ns int64) *timestamppb.Timestamp {
+	t := time.Unix(0, ns)
+	ts.Seconds, ts.Nanos = t.Unix(), int32(t.Nanosecond())
+	return ts
 }
 
 // nodeInfo describes a node on the wire; tenant is its tenant's name.

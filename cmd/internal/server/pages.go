@@ -4,7 +4,6 @@ import (
 	"context"
 	"net/http"
 	"sync"
-	"time"
 
 	"google.golang.org/protobuf/types/known/timestamppb"
 
@@ -77,8 +76,12 @@ func (w *wirePage) describe(s *Server, kids []engine.NodeInfo) []*governorv1.Nod
 		w.stamps = make([]timestamppb.Timestamp, 0, 3*len(kids)) // created, ended, deadline
 		w.list = make([]*governorv1.NodeInfo, 0, len(kids))
 	}
+	tenant, name := engine.ID(0), "" // children of one node share a tenant: its name is looked up once
 	for i, k := range kids {
-		fillNodeInfo(&w.infos[i], k, s.tenantName(k), w.stamp)
+		if i == 0 || k.Tenant != tenant {
+			tenant, name = k.Tenant, s.tenantName(k)
+		}
+		fillNodeInfo(&w.infos[i], k, name, w.stamp)
 		w.list = append(w.list, &w.infos[i])
 	}
 	return w.list
@@ -89,9 +92,8 @@ func (w *wirePage) stamp(ns int64) *timestamppb.Timestamp {
 	if ns == 0 {
 		return nil
 	}
-	t := time.Unix(0, ns)
-	w.stamps = append(w.stamps, timestamppb.Timestamp{Seconds: t.Unix(), Nanos: int32(t.Nanosecond())})
-	return &w.stamps[len(w.stamps)-1]
+	w.stamps = append(w.stamps, timestamppb.Timestamp{})
+	return setStamp(&w.stamps[len(w.stamps)-1], ns)
 }
 
 // clear empties the page of what it pointed to, keeping its memory.

@@ -81,24 +81,17 @@ func TestConcurrentAnswersEachHaveTheirPage(t *testing.T) {
 	for range 2 * shelfPages {
 		wg.Go(func() {
 			read := 0
-			for cursor := uint64(0); ; {
-				res, err := client.GetNode(context.Background(), connect.NewRequest(&governorv1.GetNodeRequest{
-					NodeId: uint64(parent), IncludeChildren: true, Cursor: cursor, PageSize: size,
-				}))
-				if err != nil {
-					t.Error(err)
-					return
-				}
-				for _, k := range res.Msg.Children {
-					if read >= kids || k.Id != ids[read] || k.Name != fmt.Sprint("c", read) || k.ParentId != uint64(parent) || k.CreatedAt == nil {
-						t.Errorf("child %d of the node came as %v", read, k)
-						return
+			if err := eachPage(context.Background(), client, uint64(parent), size, func(page []*governorv1.NodeInfo) error {
+				for _, k := range page {
+					if read >= kids || k.Id != ids[read] || k.Name != fmt.Sprint("c", read) || k.ParentId != uint64(parent) || k.CreatedAt == nil || k.Tenant != "b" {
+						return fmt.Errorf("child %d of the node came as %v", read, k)
 					}
 					read++
 				}
-				if cursor = res.Msg.NextCursor; cursor == 0 {
-					break
-				}
+				return nil
+			}); err != nil {
+				t.Error(err)
+				return
 			}
 			if read != kids {
 				t.Errorf("the pages held %d children, want %d", read, kids)
@@ -123,5 +116,26 @@ func TestPageShelfKeepsAFew(t *testing.T) {
 	}
 	if page := p.take(); page != nil {
 		t.Fatalf("the shelf kept more than %d pages", shelfPages)
+	}
+}
+
+// TestChildrenNameEachTheirTenant describes the root's children, the
+// tenants, to the admin: each child of the page names its own tenant,
+// although a page looks a tenant's name up once for a run of children of
+// the same tenant.
+func TestChildrenNameEachTheirTenant(t *testing.T) {
+	e := newEnv(t, "")
+	admin, _ := e.session(adminKey)
+	res, err := admin.GetNode(context.Background(), connect.NewRequest(&governorv1.GetNodeRequest{NodeId: uint64(engine.RootID), IncludeChildren: true}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Msg.Children) < 2 {
+		t.Fatalf("the root has %d children, want the tenants a and b", len(res.Msg.Children))
+	}
+	for _, k := range res.Msg.Children {
+		if k.Tenant != k.Name {
+			t.Errorf("tenant %q is described as a node of tenant %q", k.Name, k.Tenant)
+		}
 	}
 }

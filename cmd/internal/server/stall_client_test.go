@@ -54,18 +54,47 @@ func wideClient() int {
 // the pages held.
 func describeAndCancel(ctx context.Context, client governorv1connect.GovernorServiceClient, node uint64) (int, error) {
 	read := 0
-	for cursor := uint64(0); ; {
-		res, err := client.GetNode(ctx, connect.NewRequest(&governorv1.GetNodeRequest{NodeId: node, IncludeChildren: true, Cursor: cursor}))
-		if err != nil {
-			return read, err
-		}
-		read += len(res.Msg.Children)
-		if cursor = res.Msg.NextCursor; cursor == 0 {
-			break
-		}
+	if err := eachPage(ctx, client, node, 0, func(kids []*governorv1.NodeInfo) error {
+		read += len(kids)
+		return nil
+	}); err != nil {
+		return read, err
 	}
 	_, err := client.CancelNode(ctx, connect.NewRequest(&governorv1.CancelNodeRequest{NodeId: node}))
 	return read, err
+}
+
+// eachPage reads node's children page by page, size children a page (0:
+// the default), and hands each page to each, stopping at its first error.
+func eachPage(ctx context.Context, client governorv1connect.GovernorServiceClient, node uint64, size uint32, each func([]*governorv1.NodeInfo) error) error {
+	for cursor := uint64(0); ; {
+		res, err := client.GetNode(ctx, connect.NewRequest(&governorv1.GetNodeRequest{NodeId: node, IncludeChildren: true, Cursor: cursor, PageSize: size}))
+		if err != nil {
+			return err
+		}
+		if err := each(res.Msg.Children); err != nil {
+			return err
+		}
+		if cursor = res.Msg.NextCursor; cursor == 0 {
+			return nil
+		}
+	}
+}
+
+// startProgram starts the test binary again as a program of its own, with
+// env (NAME=VALUE) added to its environment, which TestMain turns into one
+// of the stall benchmarks' tenants; its standard error is this process's.
+func startProgram(env string) (cmd *exec.Cmd, in io.WriteCloser, out io.ReadCloser, err error) {
+	cmd = exec.Command(os.Args[0], "-test.run=^$")
+	cmd.Env = append(os.Environ(), env)
+	cmd.Stderr = os.Stderr
+	if in, err = cmd.StdinPipe(); err != nil {
+		return nil, nil, nil, err
+	}
+	if out, err = cmd.StdoutPipe(); err != nil {
+		return nil, nil, nil, err
+	}
+	return cmd, in, out, cmd.Start()
 }
 
 // quietClientEnv, set to "URL TOKEN TASK PERIOD", makes the test binary
@@ -101,21 +130,9 @@ func quietClient(args string) int {
 // url as the session of token.
 func quietProber(b testing.TB, url, token string, task uint64, period time.Duration) stallbench.Prober {
 	return func(stop <-chan struct{}, done stallbench.Answered) {
-		cmd := exec.Command(os.Args[0], "-test.run=^$")
-		cmd.Env = append(os.Environ(), fmt.Sprintf("%s=%s %s %d %s", quietClientEnv, url, token, task, period))
-		cmd.Stderr = os.Stderr
-		in, err := cmd.StdinPipe()
+		cmd, in, out, err := startProgram(fmt.Sprintf("%s=%s %s %d %s", quietClientEnv, url, token, task, period))
 		if err != nil {
-			b.Error(err)
-			return
-		}
-		out, err := cmd.StdoutPipe()
-		if err != nil {
-			b.Error(err)
-			return
-		}
-		if err := cmd.Start(); err != nil {
-			b.Error(err)
+			b.Errorf("start the quiet tenant's program: %v", err)
 			return
 		}
 		go func() {
@@ -139,19 +156,9 @@ type wideProcess struct {
 
 // startWideClient starts the wide tenant's program; it ends with b.
 func startWideClient(b *testing.B) *wideProcess {
-	cmd := exec.Command(os.Args[0], "-test.run=^$")
-	cmd.Env = append(os.Environ(), wideClientEnv+"=1")
-	cmd.Stderr = os.Stderr
-	in, err := cmd.StdinPipe()
+	cmd, in, out, err := startProgram(wideClientEnv + "=1")
 	if err != nil {
-		b.Fatal(err)
-	}
-	out, err := cmd.StdoutPipe()
-	if err != nil {
-		b.Fatal(err)
-	}
-	if err := cmd.Start(); err != nil {
-		b.Fatal(err)
+		b.Fatalf("start the wide tenant's program: %v", err)
 	}
 	b.Cleanup(func() {
 		in.Close()
@@ -185,15 +192,8 @@ func (p *wideProcess) describeAndCancel(url, token string, node uint64) (int, er
 // all succeed and charge the task, the second's all fail, and the failure
 // reaches this process.
 func TestQuietTenantProgramProbes(t *testing.T) {
-	e := newEnv(t, "")
-	cl, sess := e.session(keyA)
-	res, err := cl.CreateNode(context.Background(), connect.NewRequest(&governorv1.CreateNodeRequest{
-		Spec: &governorv1.NodeSpec{Name: "probed", Quotas: map[string]int64{"req": 1 << 40}},
-	}))
-	if err != nil {
-		t.Fatal(err)
-	}
-	task := res.Msg.Node.Id
+	e, cl, task := benchEnv(t, "")
+	_, sess := e.session(keyA)
 	const enough = 20
 	probe := func(token string) (answers int, failures []error) {
 		stop := make(chan struct{})

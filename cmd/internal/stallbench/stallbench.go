@@ -19,7 +19,7 @@ import (
 )
 
 // Windows is where a loop marks its quiet and busy spans. Only the loop
-// writes it; Run reads it once the loop has finished.
+// writes it; RunWith reads it once the loop has finished.
 type Windows struct {
 	list  []window
 	cpu   *os.File // the CPU profile of the busy window under way, if any
