@@ -58,18 +58,26 @@ func BenchmarkWideTenantOverTheAPI(b *testing.B) {
 }
 
 func benchWideTenantOverTheAPI(b *testing.B, url string) {
-	e, _, task := benchEnv(b, url)
-	_, qs := e.session(keyA)
+	e, owner, task := benchEnv(b, url)
+	quiet, qs := e.session(keyA)
 	eng := e.store.Engine
 	set := eng.Settings()
 	set.NodeRetention = time.Second
 	settle(b, e, func(c *engine.Call) error { return eng.Configure(c, set) })
-	_, sess := e.session(keyB)
+	wideSession, sess := e.session(keyB)
 	ws := engine.ID(sess.SessionId)
 	wide := startWideClient(b)
 	ctx := context.Background()
 	b.ResetTimer()
 	stallbench.RunWith(b, func(w *stallbench.Windows, n int) {
+		// each loop moves the clock on past the retention the reaper waits
+		// for: the sessions renew, as their clients' heartbeats would, or
+		// they end once the loops have moved it past their TTL
+		for _, cl := range []governorv1connect.GovernorServiceClient{owner, quiet, wideSession} {
+			if err := call(cl.Heartbeat(ctx, connect.NewRequest(&governorv1.HeartbeatRequest{}))); err != nil {
+				b.Fatal(err)
+			}
+		}
 		parent, _ := e.wideNode(ws, fmt.Sprint("wide", n), stallChildren)
 		// the snapshot the build asked for is taken now, not in a window
 		if err := e.store.SnapshotNow(ctx); err != nil {
